@@ -1,0 +1,16 @@
+//! Job sidecar terminator (spec 2.4).
+
+/// Container env var `"true"`: stop this sidecar (through a ContainerRecreateRequest) once the Job's main
+/// containers have finished.
+pub const TERMINATE_SIDECAR_WHEN_JOB_EXIT_ENV: &str = "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT";
+
+/// Container env var holding an image name: stop this sidecar by swapping it in place to that image.
+pub const TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE_ENV: &str =
+    "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE";
+
+/// Container env var `"true"`: the sidecar's exit code does not decide the pod's result.
+pub const TERMINATE_SIDECAR_IGNORE_EXIT_CODE_ENV: &str =
+    "KRUISE_TERMINATE_SIDECAR_IGNORE_EXIT_CODE";
+
+/// Container env var on EphemeralJob containers: the job id.
+pub const EPHEMERAL_JOB_ID_ENV: &str = "KRUISE_EJOB_ID";

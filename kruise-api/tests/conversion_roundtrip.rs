@@ -1,0 +1,65 @@
+//! v1alpha1 → v1beta1 → v1alpha1 is lossless for any value: objects are generated from the v1alpha1 CRD
+//! schema (so the schema and the Rust types are checked against each other too), converted up and back.
+
+mod support;
+
+use kruise_api::convert::HubConversion;
+use kube::CustomResourceExt;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use support::schema_values::{self, Hints};
+
+fn lossless<A: HubConversion + CustomResourceExt + std::fmt::Debug>(hints: &Hints) {
+    let crd = A::crd();
+    let version = &crd.spec.versions[0];
+    let schema =
+        serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema).unwrap();
+    let api_version = format!("{}/{}", crd.spec.group, version.name);
+    let strategy = schema_values::object(&api_version, &crd.spec.names.kind, &schema, hints);
+    let mut runner = TestRunner::new(Config {
+        cases: 300,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |json| {
+            let alpha: A = serde_json::from_value(json.clone()).map_err(|error| {
+                TestCaseError::fail(format!(
+                    "schema-valid object does not decode: {error}\n{json:#}"
+                ))
+            })?;
+            let hub: A::Hub = kruise_api::convert::to_hub(&alpha);
+            let back: A = kruise_api::convert::from_hub(&hub);
+            prop_assert_eq!(
+                &back,
+                &alpha,
+                "hub: {}",
+                serde_json::to_string(&hub).unwrap()
+            );
+            Ok(())
+        })
+        .unwrap();
+}
+
+macro_rules! lossless_tests {
+    ($($name:ident: $kind:ty, $hints:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                lossless::<$kind>(&$hints);
+            }
+        )*
+    };
+}
+
+use kruise_api::apps::v1alpha1;
+use kruise_api::keys;
+
+lossless_tests! {
+    cloneset: v1alpha1::CloneSet, Hints::with_keys(&[
+        keys::cloneset::SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
+        keys::inplace::IMAGE_PRE_DOWNLOAD_PARALLELISM_ANNOTATION,
+        keys::inplace::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION,
+        keys::inplace::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION,
+    ]);
+}

@@ -1,0 +1,203 @@
+//! The generated CRDs: one per kind with the names, scope, versions and subresources of spec 1.1, and
+//! schemas a Kubernetes 1.20 API server accepts as structural.
+
+mod support;
+
+use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
+
+/// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
+const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[(
+    "clonesets",
+    "apps.kruise.io",
+    "Namespaced",
+    &["clone"],
+    &["v1alpha1", "v1beta1"],
+    true,
+    true,
+)];
+
+#[test]
+fn every_kind_of_the_spec_table_has_its_crd() {
+    let crds = all(&CrdOptions::default());
+    assert_eq!(crds.len(), TABLE.len(), "one CRD per kind");
+    for (plural, group, scope, short_names, versions, status, scale) in TABLE {
+        let name = format!("{plural}.{group}");
+        let crd = crds
+            .iter()
+            .find(|crd| crd.metadata.name.as_deref() == Some(&name))
+            .unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(crd.spec.scope, *scope, "{name} scope");
+        assert_eq!(
+            crd.spec.names.short_names.clone().unwrap_or_default(),
+            *short_names,
+            "{name} short names"
+        );
+        assert!(
+            crd.spec.names.categories.as_ref().is_none_or(Vec::is_empty),
+            "{name} has no categories"
+        );
+        let served: Vec<_> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(served, *versions, "{name} versions");
+        let storage: Vec<_> = crd
+            .spec
+            .versions
+            .iter()
+            .filter(|v| v.storage)
+            .map(|v| v.name.as_str())
+            .collect();
+        assert_eq!(
+            storage,
+            [*versions.last().unwrap()],
+            "{name} stores its newest version"
+        );
+        for version in &crd.spec.versions {
+            let subresources = version.subresources.as_ref();
+            assert_eq!(
+                subresources.is_some_and(|s| s.status.is_some()),
+                *status,
+                "{name} {} status",
+                version.name
+            );
+            assert_eq!(
+                subresources.is_some_and(|s| s.scale.is_some()),
+                *scale,
+                "{name} {} scale",
+                version.name
+            );
+            if *scale {
+                let scale = subresources.unwrap().scale.as_ref().unwrap();
+                assert_eq!(scale.spec_replicas_path, ".spec.replicas");
+                assert_eq!(scale.status_replicas_path, ".status.replicas");
+                assert_eq!(
+                    scale.label_selector_path.as_deref(),
+                    Some(".status.labelSelector")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn schemas_are_structural() {
+    for versions in [
+        VersionSelection::All,
+        VersionSelection::V1alpha1,
+        VersionSelection::V1beta1,
+    ] {
+        for crd in all(&CrdOptions {
+            versions,
+            ..CrdOptions::default()
+        }) {
+            for version in &crd.spec.versions {
+                let schema =
+                    serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema)
+                        .unwrap();
+                let violations = support::structural::violations(&schema);
+                assert!(
+                    violations.is_empty(),
+                    "{} {}:\n{}",
+                    crd.metadata.name.as_deref().unwrap(),
+                    version.name,
+                    violations.join("\n")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn templates_are_schemaless() {
+    let crds = all(&CrdOptions::default());
+    let cloneset = crds
+        .iter()
+        .find(|crd| crd.spec.names.kind == "CloneSet")
+        .unwrap();
+    for version in &cloneset.spec.versions {
+        let schema =
+            serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema).unwrap();
+        let spec = &schema["properties"]["spec"]["properties"];
+        assert_eq!(
+            spec["template"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        assert_eq!(
+            spec["volumeClaimTemplates"]["items"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+    }
+}
+
+#[test]
+fn version_selections() {
+    let v1alpha1 = all(&CrdOptions {
+        versions: VersionSelection::V1alpha1,
+        ..CrdOptions::default()
+    });
+    for crd in &v1alpha1 {
+        let names: Vec<_> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+        if crd.spec.names.kind == "StatefulSet" {
+            assert_eq!(
+                names,
+                ["v1alpha1", "v1beta1"],
+                "v1.8 already served ASTS in both versions"
+            );
+        } else {
+            assert_eq!(names, ["v1alpha1"], "{}", crd.spec.names.kind);
+        }
+    }
+    let v1beta1 = all(&CrdOptions {
+        versions: VersionSelection::V1beta1,
+        ..CrdOptions::default()
+    });
+    for crd in &v1beta1 {
+        assert_eq!(crd.spec.versions.len(), 1, "{}", crd.spec.names.kind);
+        assert!(crd.spec.versions[0].storage);
+    }
+}
+
+#[test]
+fn conversion_strategy() {
+    let none = all(&CrdOptions::default());
+    assert!(
+        none.iter()
+            .all(|crd| crd.spec.conversion.as_ref().unwrap().strategy == "None")
+    );
+    let webhook = all(&CrdOptions {
+        conversion: ConversionStrategy::service(
+            "kruise-system",
+            "kruise-webhook",
+            "/convert",
+            443,
+            b"PEM".to_vec(),
+        ),
+        ..CrdOptions::default()
+    });
+    for crd in &webhook {
+        let conversion = crd.spec.conversion.as_ref().unwrap();
+        if crd.spec.versions.len() == 2 {
+            assert_eq!(conversion.strategy, "Webhook", "{}", crd.spec.names.kind);
+            let hook = conversion.webhook.as_ref().unwrap();
+            assert_eq!(hook.conversion_review_versions, ["v1"]);
+            let service = hook
+                .client_config
+                .as_ref()
+                .unwrap()
+                .service
+                .as_ref()
+                .unwrap();
+            assert_eq!(
+                (
+                    service.namespace.as_str(),
+                    service.name.as_str(),
+                    service.path.as_deref()
+                ),
+                ("kruise-system", "kruise-webhook", Some("/convert"))
+            );
+        } else {
+            assert_eq!(
+                conversion.strategy, "None",
+                "single-version CRDs need no webhook"
+            );
+        }
+    }
+}
