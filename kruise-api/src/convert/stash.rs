@@ -30,14 +30,23 @@ struct GuardedPatch {
 pub(super) fn to_hub<S: HubConversion>(spoke: &S) -> S::Hub {
     let mut hub = spoke.to_hub_fields();
     remove_stash(hub.meta_mut());
-    let back = S::from_hub_fields(&hub);
-    if back == *spoke {
+    if S::from_hub_fields(&hub) == *spoke {
         return hub;
     }
+    // What `from_hub` will see once the stash is added and taken out again: an annotation map that held only
+    // the stash disappears, so the patch is computed against exactly that.
+    let mut seen_by_from_hub = hub.clone();
+    seen_by_from_hub
+        .meta_mut()
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(STASH_ANNOTATION.to_owned(), String::new());
+    remove_stash(seen_by_from_hub.meta_mut());
+    let back = S::from_hub_fields(&seen_by_from_hub);
     let (Ok(wanted), Ok(got), Ok(hub_json)) = (
         serde_json::to_value(spoke),
         serde_json::to_value(&back),
-        serde_json::to_value(&hub),
+        serde_json::to_value(&seen_by_from_hub),
     ) else {
         return hub;
     };
@@ -71,12 +80,12 @@ pub(super) fn from_hub<S: HubConversion>(hub: &S::Hub) -> S {
         .as_ref()
         .and_then(|annotations| annotations.get(STASH_ANNOTATION))
         .and_then(|raw| serde_json::from_str::<Stash>(raw).ok());
-    let Some(stash) = stash else {
-        return S::from_hub_fields(hub);
-    };
     let mut clean = hub.clone();
     remove_stash(clean.meta_mut());
     let spoke = S::from_hub_fields(&clean);
+    let Some(stash) = stash else {
+        return spoke;
+    };
     let (Ok(mut spoke_json), Ok(hub_json)) =
         (serde_json::to_value(&spoke), serde_json::to_value(&clean))
     else {
@@ -105,9 +114,13 @@ pub(super) fn from_hub<S: HubConversion>(hub: &S::Hub) -> S {
     serde_json::from_value(spoke_json).unwrap_or(spoke)
 }
 
+/// Removes the stash annotation; an annotation map that held nothing else goes too.
 fn remove_stash(meta: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) {
-    if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove(STASH_ANNOTATION);
+    let Some(annotations) = meta.annotations.as_mut() else {
+        return;
+    };
+    if annotations.remove(STASH_ANNOTATION).is_some() && annotations.is_empty() {
+        meta.annotations = None;
     }
 }
 
