@@ -35,6 +35,9 @@
 //! # Ok::<(), serde_yaml::Error>(())
 //! ```
 
+// kube's `#[kube(printcolumn(...))]` repeats keys such as `type_` once per column by design.
+#![allow(clippy::duplicated_attributes)]
+
 pub mod annotations;
 pub mod apps;
 pub mod convert;

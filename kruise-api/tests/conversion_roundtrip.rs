@@ -1,6 +1,13 @@
 //! v1alpha1 → v1beta1 → v1alpha1 is lossless for any value: objects are generated from the v1alpha1 CRD
 //! schema (so the schema and the Rust types are checked against each other too), converted up and back.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use kruise_api::convert::HubConversion;

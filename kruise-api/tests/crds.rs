@@ -1,11 +1,19 @@
 //! The generated CRDs: one per kind with the names, scope, versions and subresources of spec 1.1, and
 //! schemas a Kubernetes 1.20 API server accepts as structural.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
 
 /// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
+#[allow(clippy::type_complexity)]
 const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[(
     "clonesets",
     "apps.kruise.io",

@@ -2,6 +2,13 @@
 //! typed kind and serialises back without losing anything; v1alpha1 objects also survive the round trip
 //! through v1beta1 unchanged and without needing the conversion stash.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 mod support;
 
 use std::path::Path;

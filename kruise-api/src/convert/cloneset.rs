@@ -315,7 +315,10 @@ spec:
             assert_eq!(strategy.type_.as_ref().unwrap().as_str(), beta_type);
             let rolling = strategy.rolling_update.as_ref().unwrap();
             assert_eq!(
-                rolling.pod_update_policy.as_ref().map(|p| p.as_str()),
+                rolling
+                    .pod_update_policy
+                    .as_ref()
+                    .map(v1beta1::CloneSetPodUpdatePolicy::as_str),
                 policy
             );
             assert_eq!(rolling.partition, Some(IntOrString::Int(3)));
@@ -553,9 +556,9 @@ spec:
                 .image_pre_download_parallelism,
             Some(IntOrString::Int(2))
         );
-        assert!(
-            !alpha.spec.scale_strategy.disable_pvc_reuse
-                == beta.spec.scale_strategy.enable_pvc_reuse
+        assert_ne!(
+            alpha.spec.scale_strategy.disable_pvc_reuse,
+            beta.spec.scale_strategy.enable_pvc_reuse
         );
     }
 }

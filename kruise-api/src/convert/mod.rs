@@ -30,7 +30,7 @@
 //! "#).unwrap();
 //! let beta = v1beta1::CloneSet::from(&alpha);
 //! let rolling = beta.spec.update_strategy.rolling_update.as_ref().unwrap();
-//! assert_eq!(rolling.pod_update_policy.as_ref().map(|p| p.as_str()), Some("InPlaceIfPossible"));
+//! assert_eq!(rolling.pod_update_policy.as_ref().map(|policy| policy.as_str()), Some("InPlaceIfPossible"));
 //! assert_eq!(v1alpha1::CloneSet::from(&beta), alpha);
 //! ```
 

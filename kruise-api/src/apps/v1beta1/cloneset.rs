@@ -260,7 +260,7 @@ pub struct CloneSetStatus {
 }
 
 /// One observation about a CloneSet.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloneSetCondition {
     /// What the condition is about.
@@ -291,12 +291,6 @@ crate::open_enum! {
         FailedUpdate = "FailedUpdate",
         /// Whether the rollout makes progress.
         Progressing = "Progressing",
-    }
-}
-
-impl Default for CloneSetConditionType {
-    fn default() -> Self {
-        Self::Progressing
     }
 }
 

@@ -1,0 +1,35 @@
+//! `kruise`: the offline OpenKruise tool of kruise-rs. See `kruise --help`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use kruise_examples::cli::{self, crds::CrdsArgs};
+
+/// Shows what the OpenKruise controllers would do, offline.
+#[derive(Parser)]
+#[command(name = "kruise", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print every OpenKruise CustomResourceDefinition as a YAML stream (ready for `kubectl apply -f -`).
+    Crds(CrdsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
+    let result = match &cli.command {
+        Command::Crds(args) => cli::crds::run(args, &mut stdout, &mut stderr),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            cli::report(&error, &mut stderr);
+            ExitCode::from(error.exit_code())
+        }
+    }
+}

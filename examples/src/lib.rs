@@ -1,0 +1,13 @@
+//! The example binaries of kruise-rs and the pieces they share.
+//!
+//! * `kruise`: the offline command-line tool ([`cli`]): `kruise crds` prints every OpenKruise
+//!   CustomResourceDefinition; later subcommands show what the controllers would do to a manifest.
+//!
+//! ```
+//! use kruise_examples::cli::input::parse_objects;
+//!
+//! let objects = parse_objects("apiVersion: v1\nkind: List\nitems:\n- {kind: Pod}\n- {kind: Pod}\n", "<inline>").unwrap();
+//! assert_eq!(objects.len(), 2);
+//! ```
+
+pub mod cli;
