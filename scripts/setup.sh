@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Makes sure this machine can build and test kruise-rs: a Rust toolchain with rustfmt and clippy, and a C
+# compiler for the crates that build C code. Installs what is missing (apt-get for system packages, rustup for
+# toolchain components) and says clearly what it could not install. Safe to run again.
+set -euo pipefail
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+fail() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo "$@"; else
+    fail "need root to run: $*"; fi
+}
+
+apt_packages=()
+command -v cc >/dev/null 2>&1 || apt_packages+=(gcc)
+command -v pkg-config >/dev/null 2>&1 || apt_packages+=(pkg-config)
+command -v git >/dev/null 2>&1 || apt_packages+=(git)
+if [ "${#apt_packages[@]}" -gt 0 ]; then
+  command -v apt-get >/dev/null 2>&1 || fail "missing ${apt_packages[*]} and no apt-get to install them"
+  log "installing ${apt_packages[*]} with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq </dev/null
+  as_root apt-get install -y -qq "${apt_packages[@]}" </dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || fail "no Rust toolchain: install one with rustup (https://rustup.rs), Rust 1.89 or newer"
+
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    command -v rustup >/dev/null 2>&1 || fail "cargo $component is missing and rustup is not available to add it"
+    log "adding the $component component with rustup"
+    rustup component add "$component" </dev/null || fail "could not add $component with rustup"
+  fi
+done
+
+required="1.89.0"
+current="$(rustc --version | awk '{print $2}')"
+if [ "$(printf '%s\n%s\n' "$required" "$current" | sort -V | head -n1)" != "$required" ]; then
+  fail "rustc $current is older than the required $required (rustup update stable)"
+fi
+log "toolchain ready: $(cargo --version)"
