@@ -74,9 +74,15 @@ pub struct CrdOptions {
 /// One CRD per kind, named `<plural>.<group>`, ordered by name.
 #[must_use]
 pub fn all(options: &CrdOptions) -> Vec<CustomResourceDefinition> {
-    let mut crds = vec![two_versions::<v1alpha1::CloneSet, v1beta1::CloneSet>(
-        options,
-    )];
+    let mut crds = vec![
+        two_versions::<v1alpha1::CloneSet, v1beta1::CloneSet>(options),
+        one_version::<v1alpha1::EphemeralJob>(options),
+        one_version::<v1alpha1::NodePodProbe>(options),
+        two_versions::<v1alpha1::PersistentPodState, v1beta1::PersistentPodState>(options),
+        one_version::<v1alpha1::PodProbeMarker>(options),
+        two_versions::<v1alpha1::ResourceDistribution, v1beta1::ResourceDistribution>(options),
+        two_versions::<v1alpha1::WorkloadSpread, v1beta1::WorkloadSpread>(options),
+    ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds
 }
@@ -113,7 +119,6 @@ fn two_versions_since_v1alpha1<A: CustomResourceExt, B: CustomResourceExt>(
 }
 
 /// The CRD of a kind that only has v1alpha1.
-#[allow(dead_code)]
 fn one_version<A: CustomResourceExt>(options: &CrdOptions) -> CustomResourceDefinition {
     let mut crd = A::crd();
     finish(&mut crd, options);

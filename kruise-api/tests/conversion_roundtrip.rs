@@ -69,4 +69,12 @@ lossless_tests! {
         keys::inplace::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION,
         keys::inplace::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION,
     ]);
+    persistentpodstate: v1alpha1::PersistentPodState, Hints::with_keys(&[]);
+    resourcedistribution: v1alpha1::ResourceDistribution, Hints::with_keys(&[]);
+    // `Unknown` is the reason a v1beta1 condition gets when it had none: a literal one must survive too.
+    workloadspread: v1alpha1::WorkloadSpread, {
+        let mut hints = Hints::with_keys(&[]);
+        hints.strings.push("Unknown".to_owned());
+        hints
+    };
 }

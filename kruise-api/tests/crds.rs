@@ -14,15 +14,71 @@ use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
 
 /// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
 #[allow(clippy::type_complexity)]
-const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[(
-    "clonesets",
-    "apps.kruise.io",
-    "Namespaced",
-    &["clone"],
-    &["v1alpha1", "v1beta1"],
-    true,
-    true,
-)];
+const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[
+    (
+        "clonesets",
+        "apps.kruise.io",
+        "Namespaced",
+        &["clone"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        true,
+    ),
+    (
+        "resourcedistributions",
+        "apps.kruise.io",
+        "Cluster",
+        &["distributor"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+    (
+        "workloadspreads",
+        "apps.kruise.io",
+        "Namespaced",
+        &["ws"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+    (
+        "persistentpodstates",
+        "apps.kruise.io",
+        "Namespaced",
+        &[],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+    (
+        "podprobemarkers",
+        "apps.kruise.io",
+        "Namespaced",
+        &[],
+        &["v1alpha1"],
+        true,
+        false,
+    ),
+    (
+        "nodepodprobes",
+        "apps.kruise.io",
+        "Cluster",
+        &[],
+        &["v1alpha1"],
+        true,
+        false,
+    ),
+    (
+        "ephemeraljobs",
+        "apps.kruise.io",
+        "Namespaced",
+        &["ejob"],
+        &["v1alpha1"],
+        true,
+        false,
+    ),
+];
 
 #[test]
 fn every_kind_of_the_spec_table_has_its_crd() {

@@ -78,8 +78,17 @@ macro_rules! check_document {
 
 fn check(document: &Value) -> Result<Value, String> {
     check_document!(document;
-        convertible: v1alpha1::CloneSet;
-        single: v1beta1::CloneSet
+        convertible: v1alpha1::CloneSet,
+            v1alpha1::PersistentPodState,
+            v1alpha1::ResourceDistribution,
+            v1alpha1::WorkloadSpread;
+        single: v1beta1::CloneSet,
+            v1beta1::PersistentPodState,
+            v1beta1::ResourceDistribution,
+            v1beta1::WorkloadSpread,
+            v1alpha1::EphemeralJob,
+            v1alpha1::NodePodProbe,
+            v1alpha1::PodProbeMarker
     )
 }
 

@@ -36,7 +36,10 @@
 
 mod cloneset;
 mod dynamic;
+mod persistentpodstate;
+mod resourcedistribution;
 mod stash;
+mod workloadspread;
 
 pub use dynamic::{ConversionError, convert_object};
 pub use stash::STASH_ANNOTATION;

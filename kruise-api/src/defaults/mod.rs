@@ -29,6 +29,12 @@
 pub mod pod;
 
 mod cloneset;
+mod ephemeraljob;
+mod nodepodprobe;
+mod persistentpodstate;
+mod podprobemarker;
+mod resourcedistribution;
+mod workloadspread;
 
 /// Applies upstream's defaults to an object in place, leaving fields that are already set alone.
 ///

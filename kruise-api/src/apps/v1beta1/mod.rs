@@ -4,5 +4,11 @@
 //! [`v1alpha1`](super::v1alpha1).
 
 mod cloneset;
+mod persistentpodstate;
+mod resourcedistribution;
+mod workloadspread;
 
 pub use cloneset::*;
+pub use persistentpodstate::*;
+pub use resourcedistribution::*;
+pub use workloadspread::*;
