@@ -74,9 +74,14 @@ pub struct CrdOptions {
 /// One CRD per kind, named `<plural>.<group>`, ordered by name.
 #[must_use]
 pub fn all(options: &CrdOptions) -> Vec<CustomResourceDefinition> {
-    let mut crds = vec![two_versions::<v1alpha1::CloneSet, v1beta1::CloneSet>(
-        options,
-    )];
+    let mut crds = vec![
+        two_versions::<v1alpha1::AdvancedCronJob, v1beta1::AdvancedCronJob>(options),
+        two_versions::<v1alpha1::BroadcastJob, v1beta1::BroadcastJob>(options),
+        two_versions::<v1alpha1::CloneSet, v1beta1::CloneSet>(options),
+        two_versions::<v1alpha1::ImageListPullJob, v1beta1::ImageListPullJob>(options),
+        two_versions::<v1alpha1::ImagePullJob, v1beta1::ImagePullJob>(options),
+        two_versions::<v1alpha1::NodeImage, v1beta1::NodeImage>(options),
+    ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds
 }
