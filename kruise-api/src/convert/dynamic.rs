@@ -74,7 +74,14 @@ fn down<S: HubConversion>(object: Value) -> Result<Value, serde_json::Error> {
 }
 
 fn registry() -> Vec<KindConversion> {
-    vec![KindConversion::of::<v1alpha1::CloneSet>()]
+    vec![
+        KindConversion::of::<v1alpha1::AdvancedCronJob>(),
+        KindConversion::of::<v1alpha1::BroadcastJob>(),
+        KindConversion::of::<v1alpha1::CloneSet>(),
+        KindConversion::of::<v1alpha1::ImageListPullJob>(),
+        KindConversion::of::<v1alpha1::ImagePullJob>(),
+        KindConversion::of::<v1alpha1::NodeImage>(),
+    ]
 }
 
 /// Converts an object (any kind with two versions) to `desired_api_version`, as a conversion webhook does.
