@@ -28,7 +28,14 @@
 
 pub mod pod;
 
+mod advancedcronjob;
+mod broadcastjob;
 mod cloneset;
+mod imagepulljob;
+mod nodeimage;
+
+pub use imagepulljob::add_deletion_protection;
+pub use nodeimage::DefaultCreatedAt;
 
 /// Applies upstream's defaults to an object in place, leaving fields that are already set alone.
 ///
