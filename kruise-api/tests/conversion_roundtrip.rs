@@ -56,10 +56,15 @@ use kruise_api::apps::v1alpha1;
 use kruise_api::keys;
 
 lossless_tests! {
+    advancedcronjob: v1alpha1::AdvancedCronJob, Hints::with_keys(&[]);
+    broadcastjob: v1alpha1::BroadcastJob, Hints::with_keys(&[]);
     cloneset: v1alpha1::CloneSet, Hints::with_keys(&[
         keys::cloneset::SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
         keys::inplace::IMAGE_PRE_DOWNLOAD_PARALLELISM_ANNOTATION,
         keys::inplace::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION,
         keys::inplace::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION,
     ]);
+    imagelistpulljob: v1alpha1::ImageListPullJob, Hints::with_keys(&[]);
+    imagepulljob: v1alpha1::ImagePullJob, Hints::with_keys(&[]);
+    nodeimage: v1alpha1::NodeImage, Hints::with_keys(&[]);
 }

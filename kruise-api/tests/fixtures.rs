@@ -71,8 +71,10 @@ macro_rules! check_document {
 
 fn check(document: &Value) -> Result<Value, String> {
     check_document!(document;
-        convertible: v1alpha1::CloneSet;
-        single: v1beta1::CloneSet
+        convertible: v1alpha1::AdvancedCronJob, v1alpha1::BroadcastJob, v1alpha1::CloneSet,
+            v1alpha1::ImageListPullJob, v1alpha1::ImagePullJob, v1alpha1::NodeImage;
+        single: v1beta1::AdvancedCronJob, v1beta1::BroadcastJob, v1beta1::CloneSet,
+            v1beta1::ImageListPullJob, v1beta1::ImagePullJob, v1beta1::NodeImage
     )
 }
 
