@@ -82,6 +82,11 @@ pub fn all(options: &CrdOptions) -> Vec<CustomResourceDefinition> {
         one_version::<v1alpha1::PodProbeMarker>(options),
         two_versions::<v1alpha1::ResourceDistribution, v1beta1::ResourceDistribution>(options),
         two_versions::<v1alpha1::WorkloadSpread, v1beta1::WorkloadSpread>(options),
+        two_versions::<v1alpha1::AdvancedCronJob, v1beta1::AdvancedCronJob>(options),
+        two_versions::<v1alpha1::BroadcastJob, v1beta1::BroadcastJob>(options),
+        two_versions::<v1alpha1::ImageListPullJob, v1beta1::ImageListPullJob>(options),
+        two_versions::<v1alpha1::ImagePullJob, v1beta1::ImagePullJob>(options),
+        two_versions::<v1alpha1::NodeImage, v1beta1::NodeImage>(options),
     ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds

@@ -63,6 +63,8 @@ use kruise_api::apps::v1alpha1;
 use kruise_api::keys;
 
 lossless_tests! {
+    advancedcronjob: v1alpha1::AdvancedCronJob, Hints::with_keys(&[]);
+    broadcastjob: v1alpha1::BroadcastJob, Hints::with_keys(&[]);
     cloneset: v1alpha1::CloneSet, Hints::with_keys(&[
         keys::cloneset::SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
         keys::inplace::IMAGE_PRE_DOWNLOAD_PARALLELISM_ANNOTATION,
@@ -77,4 +79,7 @@ lossless_tests! {
         hints.strings.push("Unknown".to_owned());
         hints
     };
+    imagelistpulljob: v1alpha1::ImageListPullJob, Hints::with_keys(&[]);
+    imagepulljob: v1alpha1::ImagePullJob, Hints::with_keys(&[]);
+    nodeimage: v1alpha1::NodeImage, Hints::with_keys(&[]);
 }

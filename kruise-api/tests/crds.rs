@@ -14,70 +14,20 @@ use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
 
 /// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
 #[allow(clippy::type_complexity)]
+#[rustfmt::skip]
 const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[
-    (
-        "clonesets",
-        "apps.kruise.io",
-        "Namespaced",
-        &["clone"],
-        &["v1alpha1", "v1beta1"],
-        true,
-        true,
-    ),
-    (
-        "resourcedistributions",
-        "apps.kruise.io",
-        "Cluster",
-        &["distributor"],
-        &["v1alpha1", "v1beta1"],
-        true,
-        false,
-    ),
-    (
-        "workloadspreads",
-        "apps.kruise.io",
-        "Namespaced",
-        &["ws"],
-        &["v1alpha1", "v1beta1"],
-        true,
-        false,
-    ),
-    (
-        "persistentpodstates",
-        "apps.kruise.io",
-        "Namespaced",
-        &[],
-        &["v1alpha1", "v1beta1"],
-        true,
-        false,
-    ),
-    (
-        "podprobemarkers",
-        "apps.kruise.io",
-        "Namespaced",
-        &[],
-        &["v1alpha1"],
-        true,
-        false,
-    ),
-    (
-        "nodepodprobes",
-        "apps.kruise.io",
-        "Cluster",
-        &[],
-        &["v1alpha1"],
-        true,
-        false,
-    ),
-    (
-        "ephemeraljobs",
-        "apps.kruise.io",
-        "Namespaced",
-        &["ejob"],
-        &["v1alpha1"],
-        true,
-        false,
-    ),
+    ("advancedcronjobs", "apps.kruise.io", "Namespaced", &["acj"], &["v1alpha1", "v1beta1"], true, false),
+    ("broadcastjobs", "apps.kruise.io", "Namespaced", &["bcj"], &["v1alpha1", "v1beta1"], true, false),
+    ("clonesets", "apps.kruise.io", "Namespaced", &["clone"], &["v1alpha1", "v1beta1"], true, true),
+    ("ephemeraljobs", "apps.kruise.io", "Namespaced", &["ejob"], &["v1alpha1"], true, false),
+    ("imagelistpulljobs", "apps.kruise.io", "Namespaced", &[], &["v1alpha1", "v1beta1"], true, false),
+    ("imagepulljobs", "apps.kruise.io", "Namespaced", &[], &["v1alpha1", "v1beta1"], true, false),
+    ("nodeimages", "apps.kruise.io", "Cluster", &[], &["v1alpha1", "v1beta1"], true, false),
+    ("nodepodprobes", "apps.kruise.io", "Cluster", &[], &["v1alpha1"], true, false),
+    ("persistentpodstates", "apps.kruise.io", "Namespaced", &[], &["v1alpha1", "v1beta1"], true, false),
+    ("podprobemarkers", "apps.kruise.io", "Namespaced", &[], &["v1alpha1"], true, false),
+    ("resourcedistributions", "apps.kruise.io", "Cluster", &["distributor"], &["v1alpha1", "v1beta1"], true, false),
+    ("workloadspreads", "apps.kruise.io", "Namespaced", &["ws"], &["v1alpha1", "v1beta1"], true, false),
 ];
 
 #[test]
@@ -188,6 +138,131 @@ fn templates_are_schemaless() {
             spec["volumeClaimTemplates"]["items"]["x-kubernetes-preserve-unknown-fields"],
             true
         );
+    }
+}
+
+#[test]
+fn job_templates_are_schemaless() {
+    let crds = all(&CrdOptions::default());
+    let schemas = |kind: &str| -> Vec<(String, serde_json::Value)> {
+        let crd = crds.iter().find(|crd| crd.spec.names.kind == kind).unwrap();
+        crd.spec
+            .versions
+            .iter()
+            .map(|version| {
+                let schema =
+                    serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema)
+                        .unwrap();
+                (version.name.clone(), schema["properties"]["spec"].clone())
+            })
+            .collect()
+    };
+    for (_, spec) in schemas("BroadcastJob") {
+        assert_eq!(
+            spec["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+    }
+    for (version, spec) in schemas("AdvancedCronJob") {
+        let templates = &spec["properties"]["template"]["properties"];
+        assert_eq!(
+            templates["jobTemplate"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        let broadcast = &templates["broadcastJobTemplate"]["properties"];
+        assert_eq!(
+            broadcast["spec"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        assert_eq!(
+            broadcast["metadata"]["x-kubernetes-preserve-unknown-fields"], true,
+            "template labels and annotations survive pruning"
+        );
+        assert_eq!(
+            spec["properties"]["concurrencyPolicy"]["enum"],
+            serde_json::json!(["Allow", "Forbid", "Replace"]),
+            "a closed enum, as upstream"
+        );
+        assert_eq!(
+            templates.get("imageListPullJobTemplate").is_some(),
+            version == "v1beta1"
+        );
+    }
+}
+
+#[test]
+fn job_printer_columns() {
+    let crds = all(&CrdOptions::default());
+    let expected: &[(&str, &str, &[&str])] = &[
+        (
+            "AdvancedCronJob",
+            "v1alpha1",
+            &["Schedule", "Type", "LastScheduleTime", "AGE"],
+        ),
+        (
+            "AdvancedCronJob",
+            "v1beta1",
+            &["Schedule", "Type", "LastScheduleTime", "AGE"],
+        ),
+        (
+            "BroadcastJob",
+            "v1alpha1",
+            &["Desired", "Active", "Succeeded", "Failed", "AGE"],
+        ),
+        (
+            "BroadcastJob",
+            "v1beta1",
+            &["Desired", "Active", "Succeeded", "Failed", "AGE"],
+        ),
+        (
+            "ImagePullJob",
+            "v1alpha1",
+            &["TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"],
+        ),
+        (
+            "ImagePullJob",
+            "v1beta1",
+            &["TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE"],
+        ),
+        (
+            "ImageListPullJob",
+            "v1alpha1",
+            &["TOTAL", "SUCCEEDED", "COMPLETED", "AGE"],
+        ),
+        (
+            "ImageListPullJob",
+            "v1beta1",
+            &["TOTAL", "SUCCEEDED", "COMPLETED", "AGE"],
+        ),
+        (
+            "NodeImage",
+            "v1alpha1",
+            &["DESIRED", "PULLING", "SUCCEED", "FAILED", "AGE"],
+        ),
+        (
+            "NodeImage",
+            "v1beta1",
+            &["DESIRED", "PULLING", "SUCCEED", "FAILED", "AGE"],
+        ),
+    ];
+    for (kind, version, columns) in expected {
+        let crd = crds
+            .iter()
+            .find(|crd| crd.spec.names.kind == *kind)
+            .unwrap();
+        let served = crd
+            .spec
+            .versions
+            .iter()
+            .find(|served| served.name == *version)
+            .unwrap();
+        let names: Vec<_> = served
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|column| column.name.as_str())
+            .collect();
+        assert_eq!(names, *columns, "{kind} {version}");
     }
 }
 

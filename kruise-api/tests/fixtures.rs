@@ -78,17 +78,29 @@ macro_rules! check_document {
 
 fn check(document: &Value) -> Result<Value, String> {
     check_document!(document;
-        convertible: v1alpha1::CloneSet,
+        convertible:
+            v1alpha1::AdvancedCronJob,
+            v1alpha1::BroadcastJob,
+            v1alpha1::CloneSet,
+            v1alpha1::ImageListPullJob,
+            v1alpha1::ImagePullJob,
+            v1alpha1::NodeImage,
             v1alpha1::PersistentPodState,
             v1alpha1::ResourceDistribution,
             v1alpha1::WorkloadSpread;
-        single: v1beta1::CloneSet,
-            v1beta1::PersistentPodState,
-            v1beta1::ResourceDistribution,
-            v1beta1::WorkloadSpread,
+        single:
             v1alpha1::EphemeralJob,
             v1alpha1::NodePodProbe,
-            v1alpha1::PodProbeMarker
+            v1alpha1::PodProbeMarker,
+            v1beta1::AdvancedCronJob,
+            v1beta1::BroadcastJob,
+            v1beta1::CloneSet,
+            v1beta1::ImageListPullJob,
+            v1beta1::ImagePullJob,
+            v1beta1::NodeImage,
+            v1beta1::PersistentPodState,
+            v1beta1::ResourceDistribution,
+            v1beta1::WorkloadSpread
     )
 }
 

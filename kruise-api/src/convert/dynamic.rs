@@ -79,6 +79,11 @@ fn registry() -> Vec<KindConversion> {
         KindConversion::of::<v1alpha1::PersistentPodState>(),
         KindConversion::of::<v1alpha1::ResourceDistribution>(),
         KindConversion::of::<v1alpha1::WorkloadSpread>(),
+        KindConversion::of::<v1alpha1::AdvancedCronJob>(),
+        KindConversion::of::<v1alpha1::BroadcastJob>(),
+        KindConversion::of::<v1alpha1::ImageListPullJob>(),
+        KindConversion::of::<v1alpha1::ImagePullJob>(),
+        KindConversion::of::<v1alpha1::NodeImage>(),
     ]
 }
 

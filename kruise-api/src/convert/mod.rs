@@ -34,8 +34,12 @@
 //! assert_eq!(v1alpha1::CloneSet::from(&beta), alpha);
 //! ```
 
+mod advancedcronjob;
+mod broadcastjob;
 mod cloneset;
 mod dynamic;
+mod imagepulljob;
+mod nodeimage;
 mod persistentpodstate;
 mod resourcedistribution;
 mod stash;

@@ -28,13 +28,20 @@
 
 pub mod pod;
 
+mod advancedcronjob;
+mod broadcastjob;
 mod cloneset;
 mod ephemeraljob;
+mod imagepulljob;
+mod nodeimage;
 mod nodepodprobe;
 mod persistentpodstate;
 mod podprobemarker;
 mod resourcedistribution;
 mod workloadspread;
+
+pub use imagepulljob::add_deletion_protection;
+pub use nodeimage::DefaultCreatedAt;
 
 /// Applies upstream's defaults to an object in place, leaving fields that are already set alone.
 ///

@@ -3,12 +3,24 @@
 //! Types that are identical in both versions are defined here and re-exported by
 //! [`v1alpha1`](super::v1alpha1).
 
+mod advancedcronjob;
+mod broadcastjob;
 mod cloneset;
+mod imagelistpulljob;
+mod imagepulljob;
+mod nodeimage;
 mod persistentpodstate;
 mod resourcedistribution;
+mod sandboxconfig;
 mod workloadspread;
 
+pub use advancedcronjob::*;
+pub use broadcastjob::*;
 pub use cloneset::*;
+pub use imagelistpulljob::*;
+pub use imagepulljob::*;
+pub use nodeimage::*;
 pub use persistentpodstate::*;
 pub use resourcedistribution::*;
+pub use sandboxconfig::*;
 pub use workloadspread::*;
