@@ -62,4 +62,12 @@ lossless_tests! {
         keys::inplace::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION,
         keys::inplace::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION,
     ]);
+    daemonset: v1alpha1::DaemonSet, {
+        let mut hints = Hints::with_keys(&[keys::daemonset::PROGRESSIVE_CREATE_POD_ANNOTATION]);
+        hints.strings.extend(["Surging", "Standard", "InPlaceIfPossible"].map(String::from));
+        hints
+    };
+    statefulset: v1alpha1::StatefulSet, Hints::with_keys(&[]);
+    // Reads only the (schemaless, so not generated) CloneSet template metadata, through the CloneSet mapping.
+    uniteddeployment: v1alpha1::UnitedDeployment, Hints::with_keys(&[]);
 }

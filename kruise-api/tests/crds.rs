@@ -6,15 +6,44 @@ mod support;
 use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
 
 /// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
-const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[(
-    "clonesets",
-    "apps.kruise.io",
-    "Namespaced",
-    &["clone"],
-    &["v1alpha1", "v1beta1"],
-    true,
-    true,
-)];
+const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[
+    (
+        "clonesets",
+        "apps.kruise.io",
+        "Namespaced",
+        &["clone"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        true,
+    ),
+    (
+        "statefulsets",
+        "apps.kruise.io",
+        "Namespaced",
+        &["sts", "asts"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        true,
+    ),
+    (
+        "daemonsets",
+        "apps.kruise.io",
+        "Namespaced",
+        &["daemon", "ads"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+    (
+        "uniteddeployments",
+        "apps.kruise.io",
+        "Namespaced",
+        &["ud"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        true,
+    ),
+];
 
 #[test]
 fn every_kind_of_the_spec_table_has_its_crd() {

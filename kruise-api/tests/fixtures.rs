@@ -71,8 +71,16 @@ macro_rules! check_document {
 
 fn check(document: &Value) -> Result<Value, String> {
     check_document!(document;
-        convertible: v1alpha1::CloneSet;
-        single: v1beta1::CloneSet
+        convertible:
+            v1alpha1::CloneSet,
+            v1alpha1::DaemonSet,
+            v1alpha1::StatefulSet,
+            v1alpha1::UnitedDeployment;
+        single:
+            v1beta1::CloneSet,
+            v1beta1::DaemonSet,
+            v1beta1::StatefulSet,
+            v1beta1::UnitedDeployment
     )
 }
 

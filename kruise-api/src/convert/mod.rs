@@ -35,8 +35,11 @@
 //! ```
 
 mod cloneset;
+mod daemonset;
 mod dynamic;
 mod stash;
+mod statefulset;
+mod uniteddeployment;
 
 pub use dynamic::{ConversionError, convert_object};
 pub use stash::STASH_ANNOTATION;

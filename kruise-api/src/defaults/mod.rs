@@ -27,8 +27,11 @@
 //! ```
 
 pub mod pod;
+pub mod statefulset;
 
 mod cloneset;
+mod daemonset;
+mod uniteddeployment;
 
 /// Applies upstream's defaults to an object in place, leaving fields that are already set alone.
 ///

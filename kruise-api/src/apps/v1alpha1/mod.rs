@@ -2,5 +2,11 @@
 //! the fields upstream HEAD added to it (spec 1.5).
 
 mod cloneset;
+mod daemonset;
+mod statefulset;
+mod uniteddeployment;
 
 pub use cloneset::*;
+pub use daemonset::*;
+pub use statefulset::*;
+pub use uniteddeployment::*;

@@ -4,5 +4,11 @@
 //! [`v1alpha1`](super::v1alpha1).
 
 mod cloneset;
+mod daemonset;
+mod statefulset;
+mod uniteddeployment;
 
 pub use cloneset::*;
+pub use daemonset::*;
+pub use statefulset::*;
+pub use uniteddeployment::*;
