@@ -87,6 +87,9 @@ pub fn all(options: &CrdOptions) -> Vec<CustomResourceDefinition> {
         two_versions::<v1alpha1::ImageListPullJob, v1beta1::ImageListPullJob>(options),
         two_versions::<v1alpha1::ImagePullJob, v1beta1::ImagePullJob>(options),
         two_versions::<v1alpha1::NodeImage, v1beta1::NodeImage>(options),
+        two_versions::<v1alpha1::DaemonSet, v1beta1::DaemonSet>(options),
+        two_versions_since_v1alpha1::<v1alpha1::StatefulSet, v1beta1::StatefulSet>(options),
+        two_versions::<v1alpha1::UnitedDeployment, v1beta1::UnitedDeployment>(options),
     ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds
@@ -109,7 +112,6 @@ fn two_versions<A: CustomResourceExt, B: CustomResourceExt>(
 
 /// The CRD of a kind upstream v1.8 already served in both versions with v1beta1 stored (Advanced
 /// StatefulSet): both versions for [`VersionSelection::All`] and [`VersionSelection::V1alpha1`].
-#[allow(dead_code)]
 fn two_versions_since_v1alpha1<A: CustomResourceExt, B: CustomResourceExt>(
     options: &CrdOptions,
 ) -> CustomResourceDefinition {

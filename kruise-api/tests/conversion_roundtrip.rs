@@ -82,4 +82,12 @@ lossless_tests! {
     imagelistpulljob: v1alpha1::ImageListPullJob, Hints::with_keys(&[]);
     imagepulljob: v1alpha1::ImagePullJob, Hints::with_keys(&[]);
     nodeimage: v1alpha1::NodeImage, Hints::with_keys(&[]);
+    daemonset: v1alpha1::DaemonSet, {
+        let mut hints = Hints::with_keys(&[keys::daemonset::PROGRESSIVE_CREATE_POD_ANNOTATION]);
+        hints.strings.extend(["Surging", "Standard", "InPlaceIfPossible"].map(String::from));
+        hints
+    };
+    statefulset: v1alpha1::StatefulSet, Hints::with_keys(&[]);
+    // Reads only the (schemaless, so not generated) CloneSet template metadata, through the CloneSet mapping.
+    uniteddeployment: v1alpha1::UnitedDeployment, Hints::with_keys(&[]);
 }

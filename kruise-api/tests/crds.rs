@@ -19,6 +19,7 @@ const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[
     ("advancedcronjobs", "apps.kruise.io", "Namespaced", &["acj"], &["v1alpha1", "v1beta1"], true, false),
     ("broadcastjobs", "apps.kruise.io", "Namespaced", &["bcj"], &["v1alpha1", "v1beta1"], true, false),
     ("clonesets", "apps.kruise.io", "Namespaced", &["clone"], &["v1alpha1", "v1beta1"], true, true),
+    ("daemonsets", "apps.kruise.io", "Namespaced", &["daemon", "ads"], &["v1alpha1", "v1beta1"], true, false),
     ("ephemeraljobs", "apps.kruise.io", "Namespaced", &["ejob"], &["v1alpha1"], true, false),
     ("imagelistpulljobs", "apps.kruise.io", "Namespaced", &[], &["v1alpha1", "v1beta1"], true, false),
     ("imagepulljobs", "apps.kruise.io", "Namespaced", &[], &["v1alpha1", "v1beta1"], true, false),
@@ -27,6 +28,8 @@ const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[
     ("persistentpodstates", "apps.kruise.io", "Namespaced", &[], &["v1alpha1", "v1beta1"], true, false),
     ("podprobemarkers", "apps.kruise.io", "Namespaced", &[], &["v1alpha1"], true, false),
     ("resourcedistributions", "apps.kruise.io", "Cluster", &["distributor"], &["v1alpha1", "v1beta1"], true, false),
+    ("statefulsets", "apps.kruise.io", "Namespaced", &["sts", "asts"], &["v1alpha1", "v1beta1"], true, true),
+    ("uniteddeployments", "apps.kruise.io", "Namespaced", &["ud"], &["v1alpha1", "v1beta1"], true, true),
     ("workloadspreads", "apps.kruise.io", "Namespaced", &["ws"], &["v1alpha1", "v1beta1"], true, false),
 ];
 

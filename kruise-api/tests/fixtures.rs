@@ -82,11 +82,14 @@ fn check(document: &Value) -> Result<Value, String> {
             v1alpha1::AdvancedCronJob,
             v1alpha1::BroadcastJob,
             v1alpha1::CloneSet,
+            v1alpha1::DaemonSet,
             v1alpha1::ImageListPullJob,
             v1alpha1::ImagePullJob,
             v1alpha1::NodeImage,
             v1alpha1::PersistentPodState,
             v1alpha1::ResourceDistribution,
+            v1alpha1::StatefulSet,
+            v1alpha1::UnitedDeployment,
             v1alpha1::WorkloadSpread;
         single:
             v1alpha1::EphemeralJob,
@@ -95,11 +98,14 @@ fn check(document: &Value) -> Result<Value, String> {
             v1beta1::AdvancedCronJob,
             v1beta1::BroadcastJob,
             v1beta1::CloneSet,
+            v1beta1::DaemonSet,
             v1beta1::ImageListPullJob,
             v1beta1::ImagePullJob,
             v1beta1::NodeImage,
             v1beta1::PersistentPodState,
             v1beta1::ResourceDistribution,
+            v1beta1::StatefulSet,
+            v1beta1::UnitedDeployment,
             v1beta1::WorkloadSpread
     )
 }

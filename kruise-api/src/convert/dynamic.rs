@@ -84,6 +84,9 @@ fn registry() -> Vec<KindConversion> {
         KindConversion::of::<v1alpha1::ImageListPullJob>(),
         KindConversion::of::<v1alpha1::ImagePullJob>(),
         KindConversion::of::<v1alpha1::NodeImage>(),
+        KindConversion::of::<v1alpha1::DaemonSet>(),
+        KindConversion::of::<v1alpha1::StatefulSet>(),
+        KindConversion::of::<v1alpha1::UnitedDeployment>(),
     ]
 }
 

@@ -37,12 +37,15 @@
 mod advancedcronjob;
 mod broadcastjob;
 mod cloneset;
+mod daemonset;
 mod dynamic;
 mod imagepulljob;
 mod nodeimage;
 mod persistentpodstate;
 mod resourcedistribution;
 mod stash;
+mod statefulset;
+mod uniteddeployment;
 mod workloadspread;
 
 pub use dynamic::{ConversionError, convert_object};

@@ -27,10 +27,12 @@
 //! ```
 
 pub mod pod;
+pub mod statefulset;
 
 mod advancedcronjob;
 mod broadcastjob;
 mod cloneset;
+mod daemonset;
 mod ephemeraljob;
 mod imagepulljob;
 mod nodeimage;
@@ -38,6 +40,7 @@ mod nodepodprobe;
 mod persistentpodstate;
 mod podprobemarker;
 mod resourcedistribution;
+mod uniteddeployment;
 mod workloadspread;
 
 pub use imagepulljob::add_deletion_protection;

@@ -197,17 +197,20 @@ fn string(schema: &Value, hints: &Hints) -> BoxedStrategy<Value> {
 }
 
 fn object_value(schema: &Value, hints: &Hints, depth: usize) -> BoxedStrategy<Value> {
-    if depth >= MAX_DEPTH {
-        return Just(json!({})).boxed();
-    }
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
         .map(|names| names.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    // Past the depth limit, objects get only their required properties (still schema-valid).
+    let past_limit = depth >= MAX_DEPTH;
+    if past_limit && required.is_empty() {
+        return Just(json!({})).boxed();
+    }
     if let Some(Value::Object(properties)) = schema.get("properties") {
         let parts = properties
             .iter()
+            .filter(|(name, _)| !past_limit || required.contains(&name.as_str()))
             .map(|(name, property)| {
                 (
                     name.clone(),
@@ -220,7 +223,7 @@ fn object_value(schema: &Value, hints: &Hints, depth: usize) -> BoxedStrategy<Va
     }
     if let Some(additional) = schema
         .get("additionalProperties")
-        .filter(|additional| additional.is_object())
+        .filter(|additional| additional.is_object() && !past_limit)
     {
         let keys = proptest::sample::select(hints.map_keys.clone());
         return proptest::collection::btree_map(keys, value(additional, hints, depth + 1), 0..3)

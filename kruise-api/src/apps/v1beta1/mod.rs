@@ -6,21 +6,27 @@
 mod advancedcronjob;
 mod broadcastjob;
 mod cloneset;
+mod daemonset;
 mod imagelistpulljob;
 mod imagepulljob;
 mod nodeimage;
 mod persistentpodstate;
 mod resourcedistribution;
 mod sandboxconfig;
+mod statefulset;
+mod uniteddeployment;
 mod workloadspread;
 
 pub use advancedcronjob::*;
 pub use broadcastjob::*;
 pub use cloneset::*;
+pub use daemonset::*;
 pub use imagelistpulljob::*;
 pub use imagepulljob::*;
 pub use nodeimage::*;
 pub use persistentpodstate::*;
 pub use resourcedistribution::*;
 pub use sandboxconfig::*;
+pub use statefulset::*;
+pub use uniteddeployment::*;
 pub use workloadspread::*;
