@@ -20,6 +20,7 @@ use kube::CustomResourceExt;
 use kube::core::crd::merge_crds;
 
 use crate::apps::{v1alpha1, v1beta1};
+use crate::policy;
 
 /// Which versions the CRDs serve.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,9 +75,16 @@ pub struct CrdOptions {
 /// One CRD per kind, named `<plural>.<group>`, ordered by name.
 #[must_use]
 pub fn all(options: &CrdOptions) -> Vec<CustomResourceDefinition> {
-    let mut crds = vec![two_versions::<v1alpha1::CloneSet, v1beta1::CloneSet>(
-        options,
-    )];
+    let mut crds = vec![
+        two_versions::<v1alpha1::CloneSet, v1beta1::CloneSet>(options),
+        two_versions::<v1alpha1::ContainerRecreateRequest, v1beta1::ContainerRecreateRequest>(
+            options,
+        ),
+        two_versions::<v1alpha1::SidecarSet, v1beta1::SidecarSet>(options),
+        two_versions::<policy::v1alpha1::PodUnavailableBudget, policy::v1beta1::PodUnavailableBudget>(
+            options,
+        ),
+    ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds
 }

@@ -54,6 +54,7 @@ macro_rules! lossless_tests {
 
 use kruise_api::apps::v1alpha1;
 use kruise_api::keys;
+use kruise_api::policy::v1alpha1 as policy_v1alpha1;
 
 lossless_tests! {
     cloneset: v1alpha1::CloneSet, Hints::with_keys(&[
@@ -61,5 +62,17 @@ lossless_tests! {
         keys::inplace::IMAGE_PRE_DOWNLOAD_PARALLELISM_ANNOTATION,
         keys::inplace::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION,
         keys::inplace::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION,
+    ]);
+    sidecarset: v1alpha1::SidecarSet, Hints::with_keys(&[
+        keys::sidecarset::CUSTOM_VERSION_LABEL,
+        keys::kubernetes::NAMESPACE_NAME_LABEL,
+    ]);
+    containerrecreaterequest: v1alpha1::ContainerRecreateRequest, Hints::with_keys(&[
+        keys::crr::SYNC_CONTAINER_STATUSES_ANNOTATION,
+        keys::crr::UNREADY_ACQUIRED_KEY,
+    ]);
+    podunavailablebudget: policy_v1alpha1::PodUnavailableBudget, Hints::with_keys(&[
+        keys::pub_policy::PROTECT_OPERATIONS_ANNOTATION,
+        keys::pub_policy::PROTECT_TOTAL_REPLICAS_ANNOTATION,
     ]);
 }

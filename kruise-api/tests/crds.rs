@@ -6,15 +6,44 @@ mod support;
 use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
 
 /// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
-const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[(
-    "clonesets",
-    "apps.kruise.io",
-    "Namespaced",
-    &["clone"],
-    &["v1alpha1", "v1beta1"],
-    true,
-    true,
-)];
+const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[
+    (
+        "clonesets",
+        "apps.kruise.io",
+        "Namespaced",
+        &["clone"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        true,
+    ),
+    (
+        "sidecarsets",
+        "apps.kruise.io",
+        "Cluster",
+        &[],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+    (
+        "containerrecreaterequests",
+        "apps.kruise.io",
+        "Namespaced",
+        &["crr"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+    (
+        "podunavailablebudgets",
+        "policy.kruise.io",
+        "Namespaced",
+        &["pub"],
+        &["v1alpha1", "v1beta1"],
+        true,
+        false,
+    ),
+];
 
 #[test]
 fn every_kind_of_the_spec_table_has_its_crd() {

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use kruise_api::apps::{v1alpha1, v1beta1};
 use kruise_api::convert::{HubConversion, STASH_ANNOTATION};
+use kruise_api::policy::{v1alpha1 as policy_v1alpha1, v1beta1 as policy_v1beta1};
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -71,8 +72,10 @@ macro_rules! check_document {
 
 fn check(document: &Value) -> Result<Value, String> {
     check_document!(document;
-        convertible: v1alpha1::CloneSet;
-        single: v1beta1::CloneSet
+        convertible: v1alpha1::CloneSet, v1alpha1::SidecarSet, v1alpha1::ContainerRecreateRequest,
+            policy_v1alpha1::PodUnavailableBudget;
+        single: v1beta1::CloneSet, v1beta1::SidecarSet, v1beta1::ContainerRecreateRequest,
+            policy_v1beta1::PodUnavailableBudget
     )
 }
 

@@ -74,7 +74,12 @@ fn down<S: HubConversion>(object: Value) -> Result<Value, serde_json::Error> {
 }
 
 fn registry() -> Vec<KindConversion> {
-    vec![KindConversion::of::<v1alpha1::CloneSet>()]
+    vec![
+        KindConversion::of::<v1alpha1::CloneSet>(),
+        KindConversion::of::<v1alpha1::ContainerRecreateRequest>(),
+        KindConversion::of::<v1alpha1::SidecarSet>(),
+        KindConversion::of::<crate::policy::v1alpha1::PodUnavailableBudget>(),
+    ]
 }
 
 /// Converts an object (any kind with two versions) to `desired_api_version`, as a conversion webhook does.

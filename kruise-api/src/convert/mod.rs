@@ -35,7 +35,10 @@
 //! ```
 
 mod cloneset;
+mod containerrecreaterequest;
 mod dynamic;
+mod podunavailablebudget;
+mod sidecarset;
 mod stash;
 
 pub use dynamic::{ConversionError, convert_object};

@@ -29,6 +29,9 @@
 pub mod pod;
 
 mod cloneset;
+mod containerrecreaterequest;
+mod podunavailablebudget;
+mod sidecarset;
 
 /// Applies upstream's defaults to an object in place, leaving fields that are already set alone.
 ///

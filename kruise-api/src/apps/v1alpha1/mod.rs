@@ -2,5 +2,9 @@
 //! the fields upstream HEAD added to it (spec 1.5).
 
 mod cloneset;
+mod containerrecreaterequest;
+mod sidecarset;
 
 pub use cloneset::*;
+pub use containerrecreaterequest::*;
+pub use sidecarset::*;

@@ -4,5 +4,9 @@
 //! [`v1alpha1`](super::v1alpha1).
 
 mod cloneset;
+mod containerrecreaterequest;
+mod sidecarset;
 
 pub use cloneset::*;
+pub use containerrecreaterequest::*;
+pub use sidecarset::*;
