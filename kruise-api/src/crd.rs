@@ -20,6 +20,7 @@ use kube::CustomResourceExt;
 use kube::core::crd::merge_crds;
 
 use crate::apps::{v1alpha1, v1beta1};
+use crate::policy;
 
 /// Which versions the CRDs serve.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -90,6 +91,13 @@ pub fn all(options: &CrdOptions) -> Vec<CustomResourceDefinition> {
         two_versions::<v1alpha1::DaemonSet, v1beta1::DaemonSet>(options),
         two_versions_since_v1alpha1::<v1alpha1::StatefulSet, v1beta1::StatefulSet>(options),
         two_versions::<v1alpha1::UnitedDeployment, v1beta1::UnitedDeployment>(options),
+        two_versions::<v1alpha1::ContainerRecreateRequest, v1beta1::ContainerRecreateRequest>(
+            options,
+        ),
+        two_versions::<v1alpha1::SidecarSet, v1beta1::SidecarSet>(options),
+        two_versions::<policy::v1alpha1::PodUnavailableBudget, policy::v1beta1::PodUnavailableBudget>(
+            options,
+        ),
     ];
     crds.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     crds

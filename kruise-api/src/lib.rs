@@ -50,6 +50,7 @@ pub mod lifecycle;
 pub mod omitempty;
 mod open_enum;
 pub mod pod;
+pub mod policy;
 pub mod scatter;
 pub mod schema;
 pub mod update_priority;

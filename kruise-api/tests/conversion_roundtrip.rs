@@ -61,6 +61,7 @@ macro_rules! lossless_tests {
 
 use kruise_api::apps::v1alpha1;
 use kruise_api::keys;
+use kruise_api::policy::v1alpha1 as policy_v1alpha1;
 
 lossless_tests! {
     advancedcronjob: v1alpha1::AdvancedCronJob, Hints::with_keys(&[]);
@@ -90,4 +91,16 @@ lossless_tests! {
     statefulset: v1alpha1::StatefulSet, Hints::with_keys(&[]);
     // Reads only the (schemaless, so not generated) CloneSet template metadata, through the CloneSet mapping.
     uniteddeployment: v1alpha1::UnitedDeployment, Hints::with_keys(&[]);
+    sidecarset: v1alpha1::SidecarSet, Hints::with_keys(&[
+        keys::sidecarset::CUSTOM_VERSION_LABEL,
+        keys::kubernetes::NAMESPACE_NAME_LABEL,
+    ]);
+    containerrecreaterequest: v1alpha1::ContainerRecreateRequest, Hints::with_keys(&[
+        keys::crr::SYNC_CONTAINER_STATUSES_ANNOTATION,
+        keys::crr::UNREADY_ACQUIRED_KEY,
+    ]);
+    podunavailablebudget: policy_v1alpha1::PodUnavailableBudget, Hints::with_keys(&[
+        keys::pub_policy::PROTECT_OPERATIONS_ANNOTATION,
+        keys::pub_policy::PROTECT_TOTAL_REPLICAS_ANNOTATION,
+    ]);
 }

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use kruise_api::apps::{v1alpha1, v1beta1};
 use kruise_api::convert::{HubConversion, STASH_ANNOTATION};
+use kruise_api::policy::{v1alpha1 as policy_v1alpha1, v1beta1 as policy_v1beta1};
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -82,15 +83,18 @@ fn check(document: &Value) -> Result<Value, String> {
             v1alpha1::AdvancedCronJob,
             v1alpha1::BroadcastJob,
             v1alpha1::CloneSet,
+            v1alpha1::ContainerRecreateRequest,
             v1alpha1::DaemonSet,
             v1alpha1::ImageListPullJob,
             v1alpha1::ImagePullJob,
             v1alpha1::NodeImage,
             v1alpha1::PersistentPodState,
             v1alpha1::ResourceDistribution,
+            v1alpha1::SidecarSet,
             v1alpha1::StatefulSet,
             v1alpha1::UnitedDeployment,
-            v1alpha1::WorkloadSpread;
+            v1alpha1::WorkloadSpread,
+            policy_v1alpha1::PodUnavailableBudget;
         single:
             v1alpha1::EphemeralJob,
             v1alpha1::NodePodProbe,
@@ -98,15 +102,18 @@ fn check(document: &Value) -> Result<Value, String> {
             v1beta1::AdvancedCronJob,
             v1beta1::BroadcastJob,
             v1beta1::CloneSet,
+            v1beta1::ContainerRecreateRequest,
             v1beta1::DaemonSet,
             v1beta1::ImageListPullJob,
             v1beta1::ImagePullJob,
             v1beta1::NodeImage,
             v1beta1::PersistentPodState,
             v1beta1::ResourceDistribution,
+            v1beta1::SidecarSet,
             v1beta1::StatefulSet,
             v1beta1::UnitedDeployment,
-            v1beta1::WorkloadSpread
+            v1beta1::WorkloadSpread,
+            policy_v1beta1::PodUnavailableBudget
     )
 }
 

@@ -87,6 +87,9 @@ fn registry() -> Vec<KindConversion> {
         KindConversion::of::<v1alpha1::DaemonSet>(),
         KindConversion::of::<v1alpha1::StatefulSet>(),
         KindConversion::of::<v1alpha1::UnitedDeployment>(),
+        KindConversion::of::<v1alpha1::ContainerRecreateRequest>(),
+        KindConversion::of::<v1alpha1::SidecarSet>(),
+        KindConversion::of::<crate::policy::v1alpha1::PodUnavailableBudget>(),
     ]
 }
 

@@ -37,12 +37,15 @@
 mod advancedcronjob;
 mod broadcastjob;
 mod cloneset;
+mod containerrecreaterequest;
 mod daemonset;
 mod dynamic;
 mod imagepulljob;
 mod nodeimage;
 mod persistentpodstate;
+mod podunavailablebudget;
 mod resourcedistribution;
+mod sidecarset;
 mod stash;
 mod statefulset;
 mod uniteddeployment;

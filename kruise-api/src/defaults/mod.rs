@@ -45,6 +45,9 @@ mod workloadspread;
 
 pub use imagepulljob::add_deletion_protection;
 pub use nodeimage::DefaultCreatedAt;
+mod containerrecreaterequest;
+mod podunavailablebudget;
+mod sidecarset;
 
 /// Applies upstream's defaults to an object in place, leaving fields that are already set alone.
 ///
