@@ -43,6 +43,7 @@ pub mod apps;
 pub mod convert;
 pub mod crd;
 pub mod defaults;
+pub mod image;
 pub mod inplace;
 pub mod keys;
 pub mod label_selector;

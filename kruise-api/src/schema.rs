@@ -34,3 +34,15 @@ pub fn raw_extension(_: &mut SchemaGenerator) -> Schema {
         "x-kubernetes-preserve-unknown-fields": true,
     })
 }
+
+/// Schema of an object with a required `name` whose other fields the API server keeps as written: a sidecar
+/// container (upstream types only the Kruise fields around it).
+#[must_use]
+pub fn named_preserve_unknown_object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
+}

@@ -346,3 +346,57 @@ fn conversion_strategy() {
         }
     }
 }
+
+/// `kubectl apply` (client-side) stores the whole object in an annotation limited to 256 KiB.
+#[test]
+fn every_crd_fits_kubectl_apply() {
+    for crd in all(&CrdOptions::default()) {
+        let size = serde_json::to_vec(&crd).unwrap().len();
+        assert!(
+            size < 200 * 1024,
+            "{}: {size} bytes",
+            crd.metadata.name.as_deref().unwrap()
+        );
+    }
+}
+
+#[test]
+fn sidecar_containers_type_only_kruise_fields() {
+    let crds = all(&CrdOptions::default());
+    let sidecarset = crds
+        .iter()
+        .find(|crd| crd.spec.names.kind == "SidecarSet")
+        .unwrap();
+    for version in &sidecarset.spec.versions {
+        let schema =
+            serde_json::to_value(&version.schema.as_ref().unwrap().open_api_v3_schema).unwrap();
+        let spec = &schema["properties"]["spec"]["properties"];
+        for list in ["containers", "initContainers"] {
+            let container = &spec[list]["items"];
+            assert_eq!(
+                container["x-kubernetes-preserve-unknown-fields"], true,
+                "{list}"
+            );
+            assert_eq!(container["required"], serde_json::json!(["name"]));
+            for kruise_field in [
+                "podInjectPolicy",
+                "upgradeStrategy",
+                "shareVolumePolicy",
+                "transferEnv",
+            ] {
+                assert!(
+                    container["properties"].get(kruise_field).is_some(),
+                    "{list}.{kruise_field}"
+                );
+            }
+            assert!(
+                container["properties"].get("image").is_none(),
+                "container fields stay schemaless"
+            );
+        }
+        assert_eq!(
+            spec["volumes"]["items"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+    }
+}

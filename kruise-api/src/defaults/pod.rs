@@ -4,6 +4,7 @@
 //! Not reproduced: Kubernetes rounds resource quantities up to milli precision and re-encodes them in
 //! canonical form while defaulting; quantities here are kept as written.
 
+use crate::image::Reference;
 use k8s_openapi::api::core::v1::{
     Container, EphemeralContainer, HTTPGetAction, Lifecycle, ObjectFieldSelector,
     PersistentVolumeClaim, PersistentVolumeClaimStatus, PodSecurityContext, PodSpec, Probe, Volume,
@@ -237,20 +238,10 @@ fn has_volume_source(volume: &Volume) -> bool {
     }
 }
 
-/// The tag Kubernetes reads from an image reference: the explicit tag, `latest` when there is neither tag
-/// nor digest, and `""` for a digest-only reference.
+/// The tag Kubernetes reads from an image reference (see [`Reference::kubernetes_tag`]).
 #[must_use]
 pub fn image_tag(image: &str) -> &str {
-    let (name, digest) = match image.split_once('@') {
-        Some((name, digest)) => (name, Some(digest)),
-        None => (image, None),
-    };
-    let last_component = name.rsplit('/').next().unwrap_or(name);
-    match last_component.split_once(':') {
-        Some((_, tag)) => tag,
-        None if digest.is_some() => "",
-        None => "latest",
-    }
+    Reference::kubernetes_tag(image)
 }
 
 fn set_if_empty(field: &mut Option<String>, default: &str) {
@@ -393,9 +384,15 @@ spec:
             ("nginx:latest", "latest"),
             ("registry:5000/nginx", "latest"),
             ("registry:5000/nginx:v1", "v1"),
-            ("nginx@sha256:abcd", ""),
-            ("nginx:1.25@sha256:abcd", "1.25"),
-            ("", "latest"),
+            (
+                "nginx@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                "",
+            ),
+            (
+                "nginx:1.25@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                "1.25",
+            ),
+            ("", ""),
         ] {
             assert_eq!(image_tag(image), tag, "{image}");
         }

@@ -125,7 +125,12 @@ fn object_from_parts(
 
 /// A value conforming to `schema`.
 pub fn value(schema: &Value, hints: &Hints, depth: usize) -> BoxedStrategy<Value> {
-    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)) {
+    let typed_fields = schema
+        .get("properties")
+        .is_some_and(|properties| properties.as_object().is_some_and(|p| !p.is_empty()));
+    if schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+        && !typed_fields
+    {
         return prop_oneof![
             Just(json!({})),
             Just(json!({"metadata": {"labels": {"app": "sample"}}})),

@@ -75,8 +75,10 @@ pub struct SidecarSetSpec {
     /// Sidecar containers injected into the pods.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub containers: Vec<SidecarContainer>,
-    /// Volumes the sidecars mount; added to the pod unless it has a volume of the same name.
+    /// Volumes the sidecars mount; added to the pod unless it has a volume of the same name. Schemaless in the
+    /// CRD, as upstream.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(schema_with = "crate::schema::preserve_unknown_object_list")]
     pub volumes: Vec<Volume>,
     /// How pods that already run the sidecars are updated.
     #[serde(default)]

@@ -70,8 +70,10 @@ pub struct SidecarSetSpec {
     /// Sidecar containers injected into the pods.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub containers: Vec<SidecarContainer>,
-    /// Volumes the sidecars mount; added to the pod unless it has a volume of the same name.
+    /// Volumes the sidecars mount; added to the pod unless it has a volume of the same name. Schemaless in the
+    /// CRD, as upstream.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(schema_with = "crate::schema::preserve_unknown_object_list")]
     pub volumes: Vec<Volume>,
     /// How pods that already run the sidecars are updated.
     #[serde(default)]
@@ -100,8 +102,11 @@ pub struct SidecarSetSpec {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarContainer {
-    /// The container itself.
+    /// The container itself. In the CRD schema only its `name` is typed and the other container fields are
+    /// kept as written (`x-kubernetes-preserve-unknown-fields`), as upstream does: the schema stays small enough
+    /// for `kubectl apply`, and the API server never prunes container fields newer than the schema.
     #[serde(flatten)]
+    #[schemars(schema_with = "crate::schema::named_preserve_unknown_object")]
     pub container: Container,
     /// Where the container goes among the pod's containers: `BeforeAppContainer` (the default for
     /// containers) or `AfterAppContainer` (the default for init containers).
