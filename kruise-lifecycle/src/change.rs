@@ -91,8 +91,12 @@ impl MetadataChange {
     pub fn merge(&mut self, other: &Self) {
         self.labels
             .extend(other.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
-        self.annotations
-            .extend(other.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.annotations.extend(
+            other
+                .annotations
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
         for finalizer in &other.finalizers {
             if !self.finalizers.contains(finalizer) {
                 self.finalizers.push(finalizer.clone());
@@ -257,8 +261,13 @@ impl StatusChange {
         pod
     }
 
-    /// The strategic-merge patch for the `status` subresource: `{"status":{"conditions":[..]}}`
-    /// (`status.conditions` merges by `type`), plus `base`'s `metadata.resourceVersion` as a precondition.
+    /// The strategic-merge patch for the `status` subresource: `{"status":{"conditions":[..]}}`, plus
+    /// `base`'s `metadata.resourceVersion` as a precondition.
+    ///
+    /// `status.conditions` merges by `type` and a strategic merge merges each condition field by field, so a
+    /// field that `base`'s condition has and the new one lacks (say the `reason` of a `Ready=False` that
+    /// becomes `True`) is sent as `null`: the written condition is exactly the new one.
+    ///
     /// Several writers share the `KruisePodReady` message, so a write made from a stale pod must fail with
     /// 409 Conflict (then re-read the pod and decide again) rather than drop another writer's entry; upstream
     /// gets the same guarantee from get + update-status with retry on conflict. `None` when there is nothing
@@ -268,7 +277,22 @@ impl StatusChange {
         if self.conditions.is_empty() {
             return None;
         }
-        Some(status_patch(base, conditions_json(&self.conditions)))
+        let mut conditions = Vec::with_capacity(self.conditions.len());
+        for condition in &self.conditions {
+            let Some(Value::Object(mut new)) = condition_json(condition) else {
+                continue;
+            };
+            let old = kruise_api::pod::condition(base, &condition.type_).and_then(condition_json);
+            if let Some(Value::Object(old)) = old {
+                for key in old.keys() {
+                    if !new.contains_key(key) {
+                        new.insert(key.clone(), Value::Null);
+                    }
+                }
+            }
+            conditions.push(Value::Object(new));
+        }
+        Some(status_patch(base, Value::Array(conditions)))
     }
 
     /// The JSON merge patch for the `status` subresource: a merge patch replaces lists, so it carries the
@@ -345,15 +369,14 @@ fn wrap(key: &str, inner: Map<String, Value>) -> Value {
     Value::Object(outer)
 }
 
+fn condition_json(condition: &PodCondition) -> Option<Value> {
+    // Serialising a PodCondition cannot fail: it holds strings, an optional integer and UTC times, which
+    // k8s-openapi formats infallibly.
+    serde_json::to_value(condition).ok()
+}
+
 fn conditions_json(conditions: &[PodCondition]) -> Value {
-    // Serialising a PodCondition cannot fail: it holds strings, an optional integer and whole-second UTC
-    // times, which k8s-openapi formats infallibly.
-    Value::Array(
-        conditions
-            .iter()
-            .filter_map(|condition| serde_json::to_value(condition).ok())
-            .collect(),
-    )
+    Value::Array(conditions.iter().filter_map(condition_json).collect())
 }
 
 fn status_patch(base: &Pod, conditions: Value) -> Value {
@@ -465,7 +488,11 @@ mod tests {
             .collect();
         assert_eq!(
             summary,
-            [("Ready", "False"), ("Other", "True"), ("KruisePodReady", "False")]
+            [
+                ("Ready", "False"),
+                ("Other", "True"),
+                ("KruisePodReady", "False")
+            ]
         );
         assert_eq!(
             change.strategic_merge_patch(&pod).unwrap(),
@@ -476,6 +503,21 @@ mod tests {
                     {"type": "KruisePodReady", "status": "False", "message": "[]"}
                 ]}
             })
+        );
+        let mut stale = pod.clone();
+        if let Some(ready) = stale
+            .status
+            .as_mut()
+            .and_then(|status| status.conditions.as_mut())
+            .and_then(|conditions| conditions.first_mut())
+        {
+            ready.reason = Some("ReadinessGatesNotReady".into());
+            ready.message = Some("gate".into());
+        }
+        assert_eq!(
+            change.strategic_merge_patch(&stale).unwrap()["status"]["conditions"][0],
+            json!({"type": "Ready", "status": "False", "reason": null, "message": null}),
+            "fields the new condition lacks are cleared, not merged"
         );
         assert_eq!(
             change.merge_patch(&pod).unwrap()["status"]["conditions"]

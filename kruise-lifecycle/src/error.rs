@@ -25,7 +25,9 @@ pub enum Error {
 
     /// The message of the pod's `KruisePodReady` condition is not a JSON list of not-ready entries, so adding
     /// or removing an entry could lose another writer's hold.
-    #[error("pod {pod}: status.conditions[type=KruisePodReady].message is not a not-ready entry list")]
+    #[error(
+        "pod {pod}: status.conditions[type=KruisePodReady].message is not a not-ready entry list"
+    )]
     NotReadyMessage {
         /// `namespace/name` of the pod.
         pod: PodName,
@@ -34,15 +36,15 @@ pub enum Error {
         source: AnnotationError,
     },
 
-    /// The workload kind never takes this step (for example, only CloneSet cancels a `PreparingDelete` on
-    /// scale-up, and Advanced DaemonSet honours only the preDelete hook).
+    /// The workload kind never takes this step (for example, only `CloneSet` cancels a `PreparingDelete` on
+    /// scale-up, and Advanced `DaemonSet` honours only the preDelete hook).
     #[error("pod {pod}: {workload} does not {trigger}")]
     Unsupported {
         /// `namespace/name` of the pod.
         pod: PodName,
         /// The workload kind asked.
         workload: WorkloadKind,
-        /// The step, in words (e.g. "cancel a PreparingDelete on scale-up").
+        /// The step, in words (e.g. "cancel a `PreparingDelete` on scale-up").
         trigger: &'static str,
     },
 }

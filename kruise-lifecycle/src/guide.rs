@@ -2,7 +2,7 @@
 //!
 //! Some teams register pods in a service registry outside Kubernetes. Their operator must register a pod
 //! once it serves, take it out before it is updated in place or deleted, and put it back after the update.
-//! A CloneSet's `lifecycle` gives it the pauses it needs (this is the `cloneset-lifecycle-demo` of the
+//! A `CloneSet`'s `lifecycle` gives it the pauses it needs (this is the `cloneset-lifecycle-demo` of the
 //! tutorial this project started from):
 //!
 //! ```yaml
@@ -38,7 +38,7 @@
 //! | `Updated`, `unready-blocker-inplace=false`, Ready | register again | `unready-blocker-inplace=true` (re-arms the hook: Kruise marks the pod `Normal`) |
 //! | `PreparingDelete`, `unready-blocker-delete=true` | unregister | `unready-blocker-delete=false` (releases the hook: Kruise deletes the pod) |
 //!
-//! The run below plays both sides: the CloneSet controller's decisions come from [`Workload`](crate::Workload),
+//! The run below plays both sides: the `CloneSet` controller's decisions come from [`Workload`](crate::Workload),
 //! and the operator's from a plain function over the pod.
 //!
 //! ```

@@ -138,7 +138,8 @@ mod tests {
     fn any_versus_all() {
         let h = hook(&[("a", "1"), ("b", "1")], &["f1", "f2"]);
         // (pod labels, pod finalizers, hooked, all hooked)
-        let cases: &[(&[(&str, &str)], &[&str], bool, bool)] = &[
+        type Row<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], bool, bool);
+        let cases: &[Row<'_>] = &[
             (&[], &[], false, false),
             (&[("a", "1")], &[], true, false),
             (&[("a", "2")], &[], false, false),
@@ -148,8 +149,16 @@ mod tests {
         ];
         for (labels, finalizers, hooked, all) in cases {
             let p = pod(labels, finalizers);
-            assert_eq!(is_hooked(Some(&h), &p), *hooked, "{labels:?} {finalizers:?}");
-            assert_eq!(is_all_hooked(Some(&h), &p), *all, "{labels:?} {finalizers:?}");
+            assert_eq!(
+                is_hooked(Some(&h), &p),
+                *hooked,
+                "{labels:?} {finalizers:?}"
+            );
+            assert_eq!(
+                is_all_hooked(Some(&h), &p),
+                *all,
+                "{labels:?} {finalizers:?}"
+            );
         }
     }
 
@@ -160,7 +169,10 @@ mod tests {
         assert!(!is_all_hooked(None, &p), "a nil hook is never all-hooked");
         let empty = LifecycleHook::default();
         assert!(!is_hooked(Some(&empty), &p));
-        assert!(is_all_hooked(Some(&empty), &p), "vacuously true, as upstream");
+        assert!(
+            is_all_hooked(Some(&empty), &p),
+            "vacuously true, as upstream"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! OpenKruise pod lifecycle hooks as pure decisions.
+//! `OpenKruise` pod lifecycle hooks as pure decisions.
 //!
-//! CloneSet, Advanced StatefulSet and Advanced DaemonSet pods move through the lifecycle states
+//! `CloneSet`, Advanced `StatefulSet` and Advanced `DaemonSet` pods move through the lifecycle states
 //! `PreparingNormal → Normal → PreparingUpdate → Updating → Updated → Normal … → PreparingDelete`, held at the
 //! `Preparing*` and `Updated` steps by hooks (labels and finalizers) that a user's operator removes or
 //! re-adds. This crate decides each step for one pod and returns the exact changes to write; it never talks
@@ -60,7 +60,7 @@
 //! * [`hook`]: `is_hooked` (any) and `is_all_hooked` (all); [`state`] and [`timestamp`]: the state label and
 //!   its Go-format timestamp.
 //! * [`not_ready`]: the multi-writer `KruisePodReady` condition, for the lifecycle and for any other writer
-//!   (ContainerRecreateRequest); [`ready`]: `Ready` recomputed from readiness gates.
+//!   (`ContainerRecreateRequest`); [`ready`]: `Ready` recomputed from readiness gates.
 //! * [`guide`]: how a user's operator drives the hooks (the service-discovery walkthrough).
 //!
 //! The crate enables no `k8s-openapi` version feature: pick one in your binary.
@@ -83,3 +83,8 @@ pub use kruise_api::lifecycle::{Lifecycle, LifecycleHook, LifecycleStateType};
 pub use not_ready::{PodNotReadyEntry, add_not_ready_key, remove_not_ready_key};
 pub use transition::{DeleteDecision, RefreshInput, Transition, UpdateDecision};
 pub use workload::{Options, Workload, WorkloadKind};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -6,7 +6,7 @@
 //!
 //! * the lifecycle machinery: `{Lifecycle, preDeleteHook}` in `PreparingDelete`, `{Lifecycle, preUpdateHook}`
 //!   from `PreparingUpdate` until the in-place update is over;
-//! * ContainerRecreateRequest: `{ContainerRecreateRequest, <namespace>/<name>}` during its unready grace.
+//! * `ContainerRecreateRequest`: `{ContainerRecreateRequest, <namespace>/<name>}` during its unready grace.
 //!
 //! The condition is `False` while any entry is present and `True` once the list is empty, and the pod's
 //! `Ready` condition is recomputed from its readiness gates in the same write ([`crate::ready`]). A pod
@@ -75,7 +75,7 @@ pub fn pre_update_entry() -> PodNotReadyEntry {
     entry(LIFECYCLE_USER_AGENT, PRE_UPDATE_HOOK_KEY)
 }
 
-/// The entry a ContainerRecreateRequest holds during its unready grace:
+/// The entry a `ContainerRecreateRequest` holds during its unready grace:
 /// `{"userAgent":"ContainerRecreateRequest","key":"<namespace>/<name>"}`.
 #[must_use]
 pub fn container_recreate_request_entry(namespace: &str, name: &str) -> PodNotReadyEntry {
@@ -300,7 +300,11 @@ mod tests {
         let crr = container_recreate_request_entry("ns", "crr");
         let change = add_not_ready_key(&pod, &crr, now()).unwrap();
         assert_eq!(
-            change.condition(KRUISE_POD_READY).unwrap().message.as_deref(),
+            change
+                .condition(KRUISE_POD_READY)
+                .unwrap()
+                .message
+                .as_deref(),
             Some(
                 r#"[{"userAgent":"ContainerRecreateRequest","key":"ns/crr"},{"userAgent":"Lifecycle","key":"preUpdateHook"}]"#
             )
@@ -371,7 +375,9 @@ mod tests {
         pod.metadata.name = Some("web-0".into());
         let error = add_not_ready_key(&pod, &pre_delete_entry(), now()).unwrap_err();
         assert!(
-            error.to_string().starts_with("pod ns/web-0: status.conditions[type=KruisePodReady]"),
+            error
+                .to_string()
+                .starts_with("pod ns/web-0: status.conditions[type=KruisePodReady]"),
             "{error}"
         );
         assert!(remove_not_ready_key(&pod, &pre_delete_entry(), now()).is_err());

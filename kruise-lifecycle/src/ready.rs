@@ -191,7 +191,11 @@ mod tests {
         let back = recompute_ready(
             &pod(
                 &["G"],
-                &[("Ready", "False"), ("ContainersReady", "True"), ("G", "True")],
+                &[
+                    ("Ready", "False"),
+                    ("ContainersReady", "True"),
+                    ("G", "True"),
+                ],
             ),
             now,
         )
@@ -204,7 +208,11 @@ mod tests {
             recompute_ready(
                 &pod(
                     &["G"],
-                    &[("Ready", "True"), ("ContainersReady", "True"), ("G", "True")]
+                    &[
+                        ("Ready", "True"),
+                        ("ContainersReady", "True"),
+                        ("G", "True")
+                    ]
                 ),
                 now
             )
@@ -214,7 +222,12 @@ mod tests {
         let down = recompute_ready(
             &pod(
                 &["A", "B", "C"],
-                &[("Ready", "True"), ("ContainersReady", "True"), ("B", ""), ("C", "True")],
+                &[
+                    ("Ready", "True"),
+                    ("ContainersReady", "True"),
+                    ("B", ""),
+                    ("C", "True"),
+                ],
             ),
             now,
         )

@@ -17,8 +17,8 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Zoned;
-pub use kruise_api::lifecycle::LifecycleStateType;
 use kruise_api::keys::lifecycle::{STATE_LABEL, TIMESTAMP_ANNOTATION};
+pub use kruise_api::lifecycle::LifecycleStateType;
 
 use crate::change::MetadataChange;
 use crate::timestamp::lifecycle_timestamp;

@@ -106,8 +106,8 @@ pub struct RefreshInput {
     /// computes it). Only read in `Updating`.
     pub update_completed: bool,
     /// The pod already carries the workload's update revision (a rollback while it waited in
-    /// `PreparingUpdate`). CloneSet also accepts a short-hash match (`kruise_api::pod::is_at_revision`);
-    /// Advanced StatefulSet compares the `controller-revision-hash` label exactly. Only read in
+    /// `PreparingUpdate`). `CloneSet` also accepts a short-hash match (`kruise_api::pod::is_at_revision`);
+    /// Advanced `StatefulSet` compares the `controller-revision-hash` label exactly. Only read in
     /// `PreparingUpdate`.
     pub at_update_revision: bool,
 }

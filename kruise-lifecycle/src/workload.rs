@@ -1,6 +1,6 @@
 //! The lifecycle state machine of one workload's pods (spec 3d): one method per trigger.
 //!
-//! | Trigger | Method | CloneSet | Advanced StatefulSet | Advanced DaemonSet |
+//! | Trigger | Method | `CloneSet` | Advanced `StatefulSet` | Advanced `DaemonSet` |
 //! |---|---|---|---|---|
 //! | pod about to be created | [`Workload::created`] | `PreparingNormal` | `Normal`, or `PreparingNormal` while a preNormal hook is not all-hooked | no state |
 //! | created pod settles | [`Workload::scheduled`] | `PreparingNormal → Normal` once scheduled (no preNormal hook) or all-hooked | `→ Normal` when no preNormal hook or all-hooked | — |
@@ -40,11 +40,11 @@ use crate::transition::{DeleteDecision, RefreshInput, Transition, UpdateDecision
 /// the [module documentation](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WorkloadKind {
-    /// `apps.kruise.io` CloneSet.
+    /// `apps.kruise.io` `CloneSet`.
     CloneSet,
-    /// `apps.kruise.io` StatefulSet (Advanced StatefulSet).
+    /// `apps.kruise.io` `StatefulSet` (Advanced `StatefulSet`).
     StatefulSet,
-    /// `apps.kruise.io` DaemonSet (Advanced DaemonSet): only the preDelete hook is honoured.
+    /// `apps.kruise.io` `DaemonSet` (Advanced `DaemonSet`): only the preDelete hook is honoured.
     DaemonSet,
 }
 
@@ -62,7 +62,7 @@ impl fmt::Display for WorkloadKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
-    /// CloneSet without a preNormal hook moves a pod from `PreparingNormal` to `Normal` only once it is
+    /// `CloneSet` without a preNormal hook moves a pod from `PreparingNormal` to `Normal` only once it is
     /// scheduled (`spec.nodeName` set), so that the label change does not race an old kube-scheduler's bind
     /// (upstream issue #1485; upstream HEAD behaviour, default `true`). `false` gives the v1.4–v1.5
     /// behaviour: `Normal` at the first refresh.
@@ -136,19 +136,19 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// A CloneSet with `spec.lifecycle`.
+    /// A `CloneSet` with `spec.lifecycle`.
     #[must_use]
     pub fn cloneset(lifecycle: Option<&'a Lifecycle>) -> Self {
         Self::new(WorkloadKind::CloneSet, lifecycle)
     }
 
-    /// An Advanced StatefulSet with `spec.lifecycle`.
+    /// An Advanced `StatefulSet` with `spec.lifecycle`.
     #[must_use]
     pub fn stateful_set(lifecycle: Option<&'a Lifecycle>) -> Self {
         Self::new(WorkloadKind::StatefulSet, lifecycle)
     }
 
-    /// An Advanced DaemonSet with `spec.lifecycle` (only `preDelete` is honoured).
+    /// An Advanced `DaemonSet` with `spec.lifecycle` (only `preDelete` is honoured).
     #[must_use]
     pub fn daemon_set(lifecycle: Option<&'a Lifecycle>) -> Self {
         Self::new(WorkloadKind::DaemonSet, lifecycle)
@@ -194,8 +194,8 @@ impl<'a> Workload<'a> {
     /// The state a pod is created in, written into the pod about to be created (`pod` is the new pod, built
     /// from the template, so its labels and finalizers are the template's).
     ///
-    /// CloneSet: always `PreparingNormal`. Advanced StatefulSet: `Normal`, unless a preNormal hook exists and
-    /// the new pod is not all-hooked, then `PreparingNormal`. Advanced DaemonSet: no state (nothing to write).
+    /// `CloneSet`: always `PreparingNormal`. Advanced `StatefulSet`: `Normal`, unless a preNormal hook exists and
+    /// the new pod is not all-hooked, then `PreparingNormal`. Advanced `DaemonSet`: no state (nothing to write).
     #[must_use]
     pub fn created(&self, pod: &Pod, now: &Zoned) -> Transition {
         let to = match self.kind {
@@ -218,9 +218,9 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// `PreparingNormal → Normal` (refresh): CloneSet without a preNormal hook once the pod is scheduled
-    /// (see [`Options::wait_for_scheduling`]), with one once it is all-hooked; Advanced StatefulSet when there
-    /// is no preNormal hook or the pod is all-hooked. A no-op in any other state, and for Advanced DaemonSet.
+    /// `PreparingNormal → Normal` (refresh): `CloneSet` without a preNormal hook once the pod is scheduled
+    /// (see [`Options::wait_for_scheduling`]), with one once it is all-hooked; Advanced `StatefulSet` when there
+    /// is no preNormal hook or the pod is all-hooked. A no-op in any other state, and for Advanced `DaemonSet`.
     ///
     /// # Errors
     /// [`Error::NotReadyMessage`] when a stale lifecycle not-ready entry must be removed and the pod's
@@ -256,8 +256,8 @@ impl<'a> Workload<'a> {
     /// * `PreparingUpdate`: hold while hooked; once the hook is released, update now.
     /// * `Updating`: update now (re-patch).
     ///
-    /// "Update now" carries the `Updating` state (CloneSet always; Advanced StatefulSet only for a pod that
-    /// already has a state label) to write together with the in-place patch. Advanced DaemonSet ignores the
+    /// "Update now" carries the `Updating` state (`CloneSet` always; Advanced `StatefulSet` only for a pod that
+    /// already has a state label) to write together with the in-place patch. Advanced `DaemonSet` ignores the
     /// inPlaceUpdate hook: update now, writing no state.
     ///
     /// # Errors
@@ -313,7 +313,7 @@ impl<'a> Workload<'a> {
     /// `Updating → Updated` or `→ Normal` once the in-place update has `completed` (refresh): `Updated` when
     /// the workload has a lifecycle and the inPlaceUpdate hook is not all-hooked (the user's operator has work
     /// to do), else `Normal`. Leaving the update removes the `preUpdateHook` not-ready entry. A no-op in any
-    /// other state, before completion, and for Advanced DaemonSet.
+    /// other state, before completion, and for Advanced `DaemonSet`.
     ///
     /// # Errors
     /// [`Error::NotReadyMessage`] when the pod's `KruisePodReady` message does not parse.
@@ -372,7 +372,7 @@ impl<'a> Workload<'a> {
     /// `refreshPodState`): [`scheduled`](Self::scheduled) in `PreparingNormal`,
     /// [`rolled_back`](Self::rolled_back) in `PreparingUpdate`, [`update_completed`](Self::update_completed)
     /// in `Updating`, [`hook_rearmed`](Self::hook_rearmed) in `Updated`; nothing in other states or for
-    /// Advanced DaemonSet.
+    /// Advanced `DaemonSet`.
     ///
     /// # Errors
     /// [`Error::NotReadyMessage`] when the pod's `KruisePodReady` message does not parse.
@@ -395,7 +395,7 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// The caller wants to delete `pod` (scale-in, specified delete, recreate update, Advanced StatefulSet
+    /// The caller wants to delete `pod` (scale-in, specified delete, recreate update, Advanced `StatefulSet`
     /// condemn or failed-pod replacement). While the preDelete hook holds the pod, hold it in
     /// `PreparingDelete` (adding `preDeleteHook` when the hook marks pods not-ready, also when it is already
     /// there); once released, delete it. The same for every workload kind.
@@ -411,13 +411,13 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// CloneSet scale-up cancels a pending deletion: `PreparingDelete → PreparingNormal`, unless the preDelete
+    /// `CloneSet` scale-up cancels a pending deletion: `PreparingDelete → PreparingNormal`, unless the preDelete
     /// or inPlaceUpdate hook marks pods not-ready (then a pod in `PreparingDelete` never comes back). `None`
     /// when there is nothing to cancel. Which and how many pods to bring back (not specified-delete ones, up
     /// to the replica shortfall) is the scale planner's decision.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for Advanced StatefulSet and Advanced DaemonSet, which never cancel;
+    /// [`Error::Unsupported`] for Advanced `StatefulSet` and Advanced `DaemonSet`, which never cancel;
     /// [`Error::NotReadyMessage`] when the pod's `KruisePodReady` message does not parse.
     pub fn cancel_delete(&self, pod: &Pod, now: &Zoned) -> Result<Option<Transition>, Error> {
         if self.kind != WorkloadKind::CloneSet {
@@ -514,7 +514,7 @@ impl<'a> Workload<'a> {
         };
         if let Some(entry) = add {
             let status = add_not_ready_key(&current, &entry, instant)?;
-            record(&mut current, &mut change, status);
+            record(&mut current, &mut change, &status);
         }
         if entering {
             let stale = match to {
@@ -526,7 +526,7 @@ impl<'a> Workload<'a> {
             };
             for entry in stale {
                 let status = remove_not_ready_key(&current, &entry, instant)?;
-                record(&mut current, &mut change, status);
+                record(&mut current, &mut change, &status);
             }
         }
         Ok(change)
@@ -534,9 +534,9 @@ impl<'a> Workload<'a> {
 }
 
 /// Applies a status change to the working copy and records it in the decision.
-fn record(current: &mut Pod, change: &mut StatusChange, status: StatusChange) {
+fn record(current: &mut Pod, change: &mut StatusChange, status: &StatusChange) {
     status.apply_to(current);
-    change.merge(&status);
+    change.merge(status);
 }
 
 fn marks(hook: Option<&LifecycleHook>) -> bool {
