@@ -1,0 +1,138 @@
+//! The two time formats the lifecycle machinery writes (spec 2.1, pitfall 17).
+//!
+//! * The `lifecycle.apps.kruise.io/timestamp` annotation is Go's `time.Now().Format(time.RFC3339)` in the
+//!   controller's **local** time zone: whole seconds, the offset as `+08:00`, and `Z` when the offset is zero.
+//!   [`lifecycle_timestamp`] renders a caller-supplied [`Zoned`] that way.
+//! * Pod condition times are `metav1.Time`: UTC, whole seconds. [`condition_time`] truncates a timestamp so that
+//!   a condition built in memory equals the one read back from the API server.
+//!
+//! ```
+//! use k8s_openapi::jiff::{Timestamp, tz::{Offset, TimeZone}};
+//! use kruise_lifecycle::timestamp::lifecycle_timestamp;
+//!
+//! let instant: Timestamp = "2024-05-01T02:00:00.75Z".parse().unwrap();
+//! let shanghai = TimeZone::fixed(Offset::constant(8));
+//! assert_eq!(lifecycle_timestamp(&instant.to_zoned(shanghai)), "2024-05-01T10:00:00+08:00");
+//! assert_eq!(lifecycle_timestamp(&instant.to_zoned(TimeZone::UTC)), "2024-05-01T02:00:00Z");
+//! ```
+
+use std::fmt::Write as _;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::{Timestamp, Zoned};
+
+/// Formats `now` like Go's `Time.Format(time.RFC3339)`: `YYYY-MM-DDTHH:MM:SS` in the zoned value's own
+/// civil time, fractional seconds dropped (not rounded), then `Z` for a zero offset or `±hh:mm` (an
+/// offset's leftover seconds are dropped, as Go does).
+#[must_use]
+pub fn lifecycle_timestamp(now: &Zoned) -> String {
+    let mut out = String::with_capacity(25);
+    let year = i32::from(now.year());
+    if year < 0 {
+        out.push('-');
+    }
+    // Writing into a String cannot fail.
+    let _ = write!(
+        out,
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
+        year.unsigned_abs(),
+        now.month(),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second()
+    );
+    let offset_seconds = now.offset().seconds();
+    if offset_seconds == 0 {
+        out.push('Z');
+        return out;
+    }
+    // Go converts the offset to whole minutes first (truncating), and only a negative minute count gets `-`.
+    let minutes = offset_seconds / 60;
+    out.push(if minutes < 0 { '-' } else { '+' });
+    let minutes = minutes.unsigned_abs();
+    let _ = write!(out, "{:02}:{:02}", minutes / 60, minutes % 60);
+    out
+}
+
+/// A `metav1.Time` for `now`, truncated to whole seconds (the wire precision).
+#[must_use]
+pub fn condition_time(now: Timestamp) -> Time {
+    // Any timestamp's whole-second floor is itself a valid timestamp.
+    let seconds = now.as_second();
+    let floor = if now.subsec_nanosecond() < 0 {
+        seconds.saturating_sub(1)
+    } else {
+        seconds
+    };
+    Time(Timestamp::from_second(floor).unwrap_or(now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::jiff::tz::{Offset, TimeZone};
+
+    fn at(instant: &str, offset_seconds: i32) -> Zoned {
+        let instant: Timestamp = instant.parse().unwrap();
+        instant.to_zoned(TimeZone::fixed(
+            Offset::from_seconds(offset_seconds).unwrap(),
+        ))
+    }
+
+    #[test]
+    fn go_rfc3339_layout() {
+        let cases = [
+            (
+                "2024-05-01T02:00:00Z",
+                8 * 3600,
+                "2024-05-01T10:00:00+08:00",
+            ),
+            ("2024-05-01T02:00:00.999999999Z", 0, "2024-05-01T02:00:00Z"),
+            (
+                "2024-05-01T02:00:00Z",
+                -5 * 3600,
+                "2024-04-30T21:00:00-05:00",
+            ),
+            (
+                "2024-05-01T02:00:00Z",
+                5 * 3600 + 1800,
+                "2024-05-01T07:30:00+05:30",
+            ),
+            (
+                "2024-05-01T02:00:00Z",
+                -(3600 + 45 * 60),
+                "2024-05-01T00:15:00-01:45",
+            ),
+            // Go drops an offset's seconds and prints -00:00 as +00:00.
+            ("2024-05-01T02:00:00Z", -30, "2024-05-01T01:59:30+00:00"),
+            (
+                "2024-05-01T02:00:00Z",
+                3600 + 59,
+                "2024-05-01T03:00:59+01:00",
+            ),
+            ("0009-01-02T03:04:05Z", 0, "0009-01-02T03:04:05Z"),
+        ];
+        for (instant, offset, expected) in cases {
+            assert_eq!(
+                lifecycle_timestamp(&at(instant, offset)),
+                expected,
+                "{instant} {offset}"
+            );
+        }
+    }
+
+    #[test]
+    fn condition_times_are_whole_seconds() {
+        let now: Timestamp = "2024-05-01T02:00:00.75Z".parse().unwrap();
+        assert_eq!(
+            condition_time(now).0,
+            "2024-05-01T02:00:00Z".parse::<Timestamp>().unwrap()
+        );
+        let before_epoch: Timestamp = "1969-12-31T23:59:59.5Z".parse().unwrap();
+        assert_eq!(
+            condition_time(before_epoch).0,
+            "1969-12-31T23:59:59Z".parse::<Timestamp>().unwrap()
+        );
+    }
+}
