@@ -166,3 +166,71 @@ pub struct RuntimeContainerHashes {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub extracted_env_from_metadata_hash: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field set, in upstream's field order; `creationTimestamp: null` inside the ref metadata as Go
+    /// writes an `ObjectMeta`.
+    const FULL_STATE: &str = concat!(
+        r#"{"revision":"demo-7b9d8c","updateTimestamp":"2024-05-01T10:00:00Z","#,
+        r#""lastContainerStatuses":{"main":{"imageID":"docker.io/library/nginx@sha256:aa"},"sidecar":{}},"#,
+        r#""updateEnvFromMetadata":true,"updateResources":true,"updateImages":true,"#,
+        r#""nextContainerImages":{"main":"nginx:1.26"},"#,
+        r#""nextContainerRefMetadata":{"main":{"creationTimestamp":null,"labels":{"version":"2"}}},"#,
+        r#""nextContainerResources":{"main":{"limits":{"cpu":"2"}}},"#,
+        r#""preCheckBeforeNext":{"containersRequiredReady":["sidecar"]},"#,
+        r#""containerBatchesRecord":[{"timestamp":"2024-05-01T10:00:00Z","containers":["sidecar"]}]}"#
+    );
+
+    #[test]
+    fn full_state_round_trips_byte_for_byte() {
+        let state: InPlaceUpdateState = serde_json::from_str(FULL_STATE).unwrap();
+        assert_eq!(state.next_container_images["main"], "nginx:1.26");
+        assert_eq!(
+            state.last_container_statuses.as_ref().unwrap()["sidecar"].image_id,
+            ""
+        );
+        assert_eq!(serde_json::to_string(&state).unwrap(), FULL_STATE);
+    }
+
+    #[test]
+    fn minimal_state_writes_null_last_container_statuses() {
+        let state: InPlaceUpdateState =
+            serde_json::from_str(r#"{"revision":"r","updateTimestamp":"2024-05-01T10:00:00Z"}"#)
+                .unwrap();
+        assert_eq!(
+            serde_json::to_string(&state).unwrap(),
+            r#"{"revision":"r","updateTimestamp":"2024-05-01T10:00:00Z","lastContainerStatuses":null}"#
+        );
+    }
+
+    #[test]
+    fn runtime_container_meta_shape() {
+        let raw = concat!(
+            r#"{"containers":[{"name":"main","containerID":"containerd://abc","restartCount":1,"#,
+            r#""hashes":{"plainHash":18446744073709551615,"extractedEnvFromMetadataHash":42}},"#,
+            r#"{"name":"log","containerID":"containerd://def","restartCount":0,"hashes":{"plainHash":7}}]}"#
+        );
+        let meta: RuntimeContainerMetaSet = serde_json::from_str(raw).unwrap();
+        assert_eq!(
+            meta.containers[0].hashes.plain_hash,
+            u64::MAX,
+            "full u64 range"
+        );
+        assert_eq!(serde_json::to_string(&meta).unwrap(), raw);
+    }
+
+    #[test]
+    fn strategy_omits_zero_grace() {
+        let strategy = InPlaceUpdateStrategy {
+            grace_period_seconds: 0,
+            ..Default::default()
+        };
+        assert_eq!(serde_json::to_string(&strategy).unwrap(), "{}");
+        let raw = r#"{"gracePeriodSeconds":10,"imagePreDownloadParallelism":"50%","imagePreDownloadTimeoutSeconds":600,"imagePreDownloadMinUpdatedReadyPods":2}"#;
+        let strategy: InPlaceUpdateStrategy = serde_json::from_str(raw).unwrap();
+        assert_eq!(serde_json::to_string(&strategy).unwrap(), raw);
+    }
+}

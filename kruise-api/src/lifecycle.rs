@@ -77,3 +77,34 @@ crate::open_enum! {
         PreparingDelete = "PreparingDelete",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_shape() {
+        let raw = concat!(
+            r#"{"preDelete":{"labelsHandler":{"example.com/unready-blocker-delete":"true"},"markPodNotReady":true},"#,
+            r#""inPlaceUpdate":{"finalizersHandler":["example.com/registered"]},"preNormal":{}}"#
+        );
+        let lifecycle: Lifecycle = serde_json::from_str(raw).unwrap();
+        assert!(lifecycle.mark_pod_not_ready());
+        assert_eq!(serde_json::to_string(&lifecycle).unwrap(), raw);
+        let quiet = Lifecycle {
+            pre_normal: Some(LifecycleHook {
+                mark_pod_not_ready: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(
+            !quiet.mark_pod_not_ready(),
+            "preNormal's flag has no effect"
+        );
+        assert_eq!(
+            LifecycleStateType::from("PreparingDelete"),
+            LifecycleStateType::PreparingDelete
+        );
+    }
+}

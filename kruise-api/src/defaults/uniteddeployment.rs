@@ -1,9 +1,10 @@
-//! UnitedDeployment defaults (spec 1.3): revisionHistoryLimit 10, the `Manual` update strategy with an empty
+//! UnitedDeployment defaults (spec 1.3): replicas 1, revisionHistoryLimit 10, the `Manual` update strategy with an empty
 //! `manualUpdate`, the pod template and volume claim templates of a StatefulSet template, and minReplicas 0
 //! for every subset without one when some subset has minReplicas or maxReplicas and none has replicas.
 //!
-//! As upstream's webhook, these defaults leave `replicas` unset and do not touch the Advanced StatefulSet,
-//! CloneSet and Deployment templates.
+//! Upstream's webhook leaves `replicas` unset and its controller reads an unset value as 1; the spec lists 1 as
+//! the default, so it is written here. As upstream, the Advanced StatefulSet, CloneSet and Deployment templates
+//! are not touched.
 
 use k8s_openapi::api::apps::v1::StatefulSetSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -45,6 +46,7 @@ fn default_min_replicas(subsets: &mut [v1beta1::Subset]) {
 impl ApplyDefaults for v1alpha1::UnitedDeployment {
     fn apply_defaults(&mut self) {
         let spec = &mut self.spec;
+        spec.replicas.get_or_insert(1);
         spec.revision_history_limit.get_or_insert(10);
         default_update_strategy(&mut spec.update_strategy);
         default_statefulset_template(
@@ -60,6 +62,7 @@ impl ApplyDefaults for v1alpha1::UnitedDeployment {
 impl ApplyDefaults for v1beta1::UnitedDeployment {
     fn apply_defaults(&mut self) {
         let spec = &mut self.spec;
+        spec.replicas.get_or_insert(1);
         spec.revision_history_limit.get_or_insert(10);
         default_update_strategy(&mut spec.update_strategy);
         default_statefulset_template(
@@ -102,10 +105,7 @@ spec:
         );
         ud.apply_defaults();
         let spec = &ud.spec;
-        assert_eq!(
-            spec.replicas, None,
-            "upstream's webhook leaves replicas alone"
-        );
+        assert_eq!(spec.replicas, Some(1));
         assert_eq!(spec.revision_history_limit, Some(10));
         assert_eq!(
             spec.update_strategy.type_,
