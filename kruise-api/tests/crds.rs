@@ -400,3 +400,32 @@ fn sidecar_containers_type_only_kruise_fields() {
         );
     }
 }
+
+/// The checker itself rejects what a 1.20 API server rejects.
+#[test]
+fn structural_checker_catches_violations() {
+    use serde_json::json;
+    let bad = [
+        json!({"type": "object", "properties": {"a": {"description": "no type"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "object", "required": ["b"], "properties": {"b": {"type": "string"}}, "default": {}}}}),
+        json!({"type": "object", "properties": {"a": {"type": "string", "enum": ["x"], "default": "y"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "object", "default": {"unknown": 1}}}}),
+        json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "object"}]}}}),
+        json!({"type": "object", "properties": {"a": {"type": "array", "uniqueItems": true, "items": {"type": "string"}}}}),
+        json!({"type": "object", "properties": {"a": {"type": "integer", "format": "uint32"}}}),
+        json!({"type": "object", "properties": {"a": {"x-kubernetes-int-or-string": true, "type": "string"}}}),
+        json!({"type": "string"}),
+    ];
+    for schema in bad {
+        assert!(
+            !support::structural::violations(&schema).is_empty(),
+            "{schema}"
+        );
+    }
+    let good = json!({"type": "object", "properties": {
+        "a": {"x-kubernetes-int-or-string": true},
+        "b": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "c": {"type": "object", "default": {"d": "x"}, "properties": {"d": {"type": "string"}}},
+    }});
+    assert_eq!(support::structural::violations(&good), Vec::<String>::new());
+}

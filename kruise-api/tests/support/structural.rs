@@ -85,6 +85,11 @@ fn check(schema: &Value, path: &str, root: bool, found: &mut Vec<String>) {
             found.push(format!("{path}: enum values do not match type {type_}"));
         }
     }
+    if let Some(default) = node.get("default")
+        && let Err(problem) = default_is_valid(default, schema)
+    {
+        found.push(format!("{path}: default {default} is invalid: {problem}"));
+    }
     if root && node.get("type").and_then(Value::as_str) != Some("object") {
         found.push(format!("{path}: the root must be an object"));
     }
@@ -98,5 +103,65 @@ fn check(schema: &Value, path: &str, root: bool, found: &mut Vec<String>) {
     }
     if let Some(items) = node.get("items") {
         check(items, &format!("{path}[]"), false, found);
+    }
+}
+
+/// Whether a `default` value validates against its schema, as the API server requires of CRD defaults: types,
+/// required properties, enums, and no properties the schema would prune.
+fn default_is_valid(value: &Value, schema: &Value) -> Result<(), String> {
+    if schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
+        return if value.is_i64() || value.is_string() {
+            Ok(())
+        } else {
+            Err(format!("{value} is not an int or string"))
+        };
+    }
+    if let Some(Value::Array(allowed)) = schema.get("enum")
+        && !allowed.contains(value)
+    {
+        return Err(format!("{value} is not one of {allowed:?}"));
+    }
+    let preserve = schema.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    match (schema.get("type").and_then(Value::as_str), value) {
+        (Some("object"), Value::Object(fields)) => {
+            for required in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(name) = required.as_str()
+                    && !fields.contains_key(name)
+                {
+                    return Err(format!("required property {name} is missing"));
+                }
+            }
+            for (name, field) in fields {
+                match (
+                    schema.get("properties").and_then(|p| p.get(name)),
+                    schema.get("additionalProperties"),
+                ) {
+                    (Some(property), _) => default_is_valid(field, property)?,
+                    (None, Some(additional)) if additional.is_object() => {
+                        default_is_valid(field, additional)?;
+                    }
+                    _ if preserve => {}
+                    _ => return Err(format!("property {name} would be pruned")),
+                }
+            }
+            Ok(())
+        }
+        (Some("array"), Value::Array(items)) => {
+            let item_schema = schema.get("items").cloned().unwrap_or(Value::Null);
+            items
+                .iter()
+                .try_for_each(|item| default_is_valid(item, &item_schema))
+        }
+        (Some("string"), Value::String(_))
+        | (Some("boolean"), Value::Bool(_))
+        | (Some("number"), Value::Number(_))
+        | (None, _) => Ok(()),
+        (Some("integer"), Value::Number(n)) if n.is_i64() => Ok(()),
+        (Some(type_), other) => Err(format!("{other} is not of type {type_}")),
     }
 }
