@@ -15,5 +15,6 @@
 //! assert_eq!(partition_replicas(Some(&IntOrString::String("99%".into())), Some(5)).unwrap(), 4);
 //! ```
 
+pub mod cron;
 pub mod int_or_percent;
 pub mod partition;
