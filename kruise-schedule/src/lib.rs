@@ -15,6 +15,7 @@
 //! assert_eq!(partition_replicas(Some(&IntOrString::String("99%".into())), Some(5)).unwrap(), 4);
 //! ```
 
+pub mod advanced_cron_job;
 pub mod cron;
 pub mod int_or_percent;
 pub mod partition;

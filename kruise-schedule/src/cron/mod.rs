@@ -68,3 +68,5 @@ pub use missed::MissedRuns;
 pub use schedule::{Location, Schedule};
 pub use time_zone::ResolvedSchedule;
 pub use zone::{UnknownTimeZone, Zone};
+#[cfg(test)]
+mod equivalence;
