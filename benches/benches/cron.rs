@@ -51,7 +51,7 @@ fn next_after(c: &mut Criterion) {
             continue;
         };
         group.bench_function(name, |b| {
-            b.iter(|| black_box(&schedule).next_after(black_box(after), zone))
+            b.iter(|| black_box(&schedule).next_after(black_box(after), zone));
         });
     }
     // Next to a daylight-saving switch the exact walk runs.
