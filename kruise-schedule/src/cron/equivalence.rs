@@ -1,6 +1,7 @@
-//! The fast paths against the literal ones: `next_after` (arithmetic with a fallback) against robfig's walk
-//! step for step, the fixed-offset arithmetic against a minute-by-minute scan, and the missed-run count
-//! against following the chain with the walk.
+//! The fast paths against the literal ones, and firing times against the fields: `next_after` (arithmetic
+//! with a fallback) against robfig's walk step for step, firing times in fixed-offset zones against a
+//! minute-by-minute scan of the fields, the fixed-offset arithmetic against such a scan, and the missed-run
+//! count against following the chain with the walk.
 
 // Test code: a panic is a failed test.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic)]
@@ -87,6 +88,35 @@ proptest! {
             walk::next_after(&fields, zone, after),
             "{} in {} after {}", text, zone, after
         );
+    }
+
+    /// Where the offset does not change, every firing time matches the fields and nothing between two
+    /// firing times does.
+    #[test]
+    fn consistent_with_matching(
+        text in schedule(),
+        zone in prop::sample::select(vec![
+            Zone::UTC,
+            Zone::Named(chrono_tz::Asia::Shanghai),
+            Zone::Fixed(chrono::FixedOffset::west_opt(9 * 3600 + 30 * 60).unwrap()),
+        ]),
+        after in 0i64..4_102_444_800,
+    ) {
+        let fields = fields(&text);
+        let mut previous = after;
+        for _ in 0..5 {
+            let Some(next) = next_spec(&fields, zone, previous) else { break };
+            prop_assert!(next > previous);
+            prop_assert!(fields.matches(&zone.civil(next)), "{} in {}: {}", text, zone, next);
+            // No whole minute strictly between matches (checked up to two days).
+            let first_minute = previous + 1 + (60 - (previous + 1).rem_euclid(60)) % 60;
+            let skipped = (0..2 * 1440)
+                .map(|minute| first_minute + minute * 60)
+                .take_while(|&minute| minute < next)
+                .find(|&minute| fields.matches(&zone.civil(minute)));
+            prop_assert_eq!(skipped, None, "{} in {}", text, zone);
+            previous = next;
+        }
     }
 
     #[test]
