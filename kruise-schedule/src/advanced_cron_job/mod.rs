@@ -396,17 +396,36 @@ fn go_zero_time() -> DateTime<Utc> {
 }
 
 fn chrono_from(timestamp: Timestamp) -> DateTime<Utc> {
-    DateTime::from_timestamp(
-        timestamp.as_second(),
-        u32::try_from(timestamp.subsec_nanosecond()).unwrap_or_default(),
-    )
-    .unwrap_or(DateTime::<Utc>::MIN_UTC)
+    // jiff gives the fraction of a time before 1970 the sign of the seconds; go through nanoseconds.
+    let nanos = timestamp.as_nanosecond();
+    let seconds = i64::try_from(nanos.div_euclid(1_000_000_000)).unwrap_or_default();
+    let fraction = u32::try_from(nanos.rem_euclid(1_000_000_000)).unwrap_or_default();
+    DateTime::from_timestamp(seconds, fraction).unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 fn timestamp_from(time: DateTime<Utc>) -> Option<Timestamp> {
-    Timestamp::new(
-        time.timestamp(),
-        i32::try_from(time.timestamp_subsec_nanos()).ok()?,
-    )
-    .ok()
+    let nanos =
+        i128::from(time.timestamp()) * 1_000_000_000 + i128::from(time.timestamp_subsec_nanos());
+    Timestamp::from_nanosecond(nanos).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_convert_both_ways() {
+        for text in [
+            "2024-05-01T00:00:00.25Z",
+            "1969-12-31T23:59:58.5Z",
+            "0001-01-01T00:00:00Z",
+            "9999-12-30T21:59:59.999999999Z",
+        ] {
+            let timestamp: Timestamp = text.parse().unwrap();
+            let chrono = chrono_from(timestamp);
+            assert_eq!(chrono, text.parse::<DateTime<Utc>>().unwrap(), "{text}");
+            assert_eq!(timestamp_from(chrono), Some(timestamp), "{text}");
+        }
+        assert_eq!(go_zero_time().to_rfc3339(), "0001-01-01T00:00:00+00:00");
+    }
 }
