@@ -14,6 +14,22 @@
 //! // A string partition short of 100% always lets at least one pod update.
 //! assert_eq!(partition_replicas(Some(&IntOrString::String("99%".into())), Some(5)).unwrap(), 4);
 //! ```
+//!
+//! The cron scheduler ([`cron`]) reads schedules exactly as the AdvancedCronJob controller's robfig/cron v3
+//! does, and [`advanced_cron_job::plan`] makes that controller's decisions for one reconcile:
+//!
+//! ```
+//! use chrono::{DateTime, Utc};
+//! use kruise_schedule::cron::{Schedule, Zone};
+//!
+//! let schedule = Schedule::parse("TZ=America/New_York 0 2 * * *").unwrap();
+//! let after: DateTime<Utc> = "2024-03-09T12:00:00Z".parse().unwrap();
+//! // 02:00 does not exist in New York on 2024-03-10, so the next run is on the 11th (EDT).
+//! let next = schedule.next_after(after, Zone::UTC).unwrap();
+//! assert_eq!(next.to_rfc3339(), "2024-03-11T06:00:00+00:00");
+//! ```
 
+pub mod advanced_cron_job;
+pub mod cron;
 pub mod int_or_percent;
 pub mod partition;

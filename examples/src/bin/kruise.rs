@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::{self, crds::CrdsArgs};
+use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs};
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]
@@ -17,6 +17,8 @@ struct Cli {
 enum Command {
     /// Print every OpenKruise CustomResourceDefinition as a YAML stream (ready for `kubectl apply -f -`).
     Crds(CrdsArgs),
+    /// Cron schedules as the AdvancedCronJob controller reads them (robfig/cron v3).
+    Cron(CronArgs),
 }
 
 fn main() -> ExitCode {
@@ -24,6 +26,13 @@ fn main() -> ExitCode {
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     let result = match &cli.command {
         Command::Crds(args) => cli::crds::run(args, &mut stdout, &mut stderr),
+        Command::Cron(args) => cli::cron::run(
+            args,
+            chrono::Utc::now(),
+            &mut std::io::stdin().lock(),
+            &mut stdout,
+            &mut stderr,
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
