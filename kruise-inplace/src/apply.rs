@@ -90,12 +90,12 @@ pub fn apply_with(
         pre_check_before_next: None,
         container_batches_record: Vec::new(),
     };
-    state::write_state(&mut updated, &fresh);
-
     if spec.grace_seconds <= 0 {
+        // The batch writes the state annotation (upstream writes the fresh state first and overwrites it).
         batch::patch_spec_to_pod(&mut updated, spec, &mut fresh, now, &options.gates)?;
         state::remove_grace(&mut updated);
     } else {
+        state::write_state(&mut updated, &fresh);
         updated
             .metadata
             .annotations
@@ -118,14 +118,24 @@ pub fn apply_with(
 #[must_use]
 pub fn needs_unready(pod: &Pod, spec: &UpdateSpec, options: &UpdateOptions) -> bool {
     if options.gates.in_place_workload_vertical_scaling && spec.vertical_update_only() {
-        let containers = pod.spec.as_ref().map(|spec| spec.containers.as_slice()).unwrap_or_default();
+        let containers = pod
+            .spec
+            .as_ref()
+            .map(|spec| spec.containers.as_slice())
+            .unwrap_or_default();
         let restarts = containers.iter().any(|container| {
             let Some(resources) = spec.container_resources.get(&container.name) else {
                 return false;
             };
             let changed = |resource: &str| {
-                resources.limits.as_ref().is_some_and(|list| list.contains_key(resource))
-                    || resources.requests.as_ref().is_some_and(|list| list.contains_key(resource))
+                resources
+                    .limits
+                    .as_ref()
+                    .is_some_and(|list| list.contains_key(resource))
+                    || resources
+                        .requests
+                        .as_ref()
+                        .is_some_and(|list| list.contains_key(resource))
             };
             container.resize_policy.iter().flatten().any(|policy| {
                 policy.restart_policy == "RestartContainer"
@@ -145,7 +155,10 @@ pub fn write_revision(pod: &mut Pod, revision: &str, labels: RevisionLabels) {
     let pod_labels = pod.metadata.labels.get_or_insert_with(Default::default);
     match labels {
         RevisionLabels::Exact => {
-            pod_labels.insert(CONTROLLER_REVISION_HASH_LABEL.to_owned(), revision.to_owned());
+            pod_labels.insert(
+                CONTROLLER_REVISION_HASH_LABEL.to_owned(),
+                revision.to_owned(),
+            );
         }
         RevisionLabels::CloneSet { short_hash: short } => {
             let hash = short_hash(revision);

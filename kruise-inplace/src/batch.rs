@@ -115,7 +115,12 @@ pub fn patch_spec_to_pod(
             let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
             labels.extend(metadata.labels.iter().map(|(k, v)| (k.clone(), v.clone())));
             let annotations = pod.metadata.annotations.get_or_insert_with(BTreeMap::new);
-            annotations.extend(metadata.annotations.iter().map(|(k, v)| (k.clone(), v.clone())));
+            annotations.extend(
+                metadata
+                    .annotations
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
         } else {
             state
                 .next_container_ref_metadata
@@ -130,29 +135,82 @@ pub fn patch_spec_to_pod(
     state.pre_check_before_next = more.then(|| InPlaceUpdatePreCheckBeforeNext {
         containers_required_ready: batch.clone(),
     });
-    state.container_batches_record.push(InPlaceUpdateContainerBatch {
-        timestamp: Time(now),
-        containers: batch,
-    });
+    state
+        .container_batches_record
+        .push(InPlaceUpdateContainerBatch {
+            timestamp: Time(now),
+            containers: batch,
+        });
     state::write_state(pod, state);
     Ok(())
 }
 
 fn apply_metadata_patch(pod: &mut Pod, patch: &[u8]) -> Result<(), Error> {
-    let error = |source| Error::MetadataPatch {
+    let error = |pod: &Pod, source| Error::MetadataPatch {
         pod: pod_key(pod),
         source,
     };
-    let mut meta = match serde_json::to_value(&pod.metadata) {
-        Ok(Value::Object(meta)) => meta,
-        _ => serde_json::Map::new(),
-    };
-    strategic_merge::apply_metadata_patch(&mut meta, patch).map_err(error)?;
-    let merged = serde_json::from_value(Value::Object(meta)).map_err(|json| {
-        error(strategic_merge::MergeError::Unsupported(json.to_string()))
-    })?;
-    pod.metadata = merged;
+    let fields =
+        strategic_merge::parse_metadata_patch(patch).map_err(|source| error(pod, source))?;
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let only_maps = fields.keys().all(|key| {
+        let field = key
+            .strip_prefix("$setElementOrder/")
+            .or_else(|| key.strip_prefix("$deleteFromPrimitiveList/"))
+            .unwrap_or(key);
+        matches!(field, "labels" | "annotations" | "finalizers")
+    });
+    let metadata = &mut pod.metadata;
+    let mut meta = serde_json::Map::new();
+    if only_maps {
+        // What calculate produces for pod templates: merge the three fields alone.
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                meta.insert(key.to_owned(), value);
+            }
+        };
+        put("labels", metadata.labels.as_ref().map(to_value));
+        put("annotations", metadata.annotations.as_ref().map(to_value));
+        put("finalizers", metadata.finalizers.as_ref().map(to_value));
+    } else if let Ok(Value::Object(whole)) = serde_json::to_value(&*metadata) {
+        meta = whole;
+    }
+    strategic_merge::merge_object_meta(&mut meta, fields).map_err(|source| error(pod, source))?;
+    let invalid =
+        |json: serde_json::Error| strategic_merge::MergeError::Unsupported(json.to_string());
+    if only_maps {
+        fn take<T: serde::de::DeserializeOwned>(
+            meta: &mut serde_json::Map<String, Value>,
+            key: &str,
+        ) -> Result<Option<T>, serde_json::Error> {
+            meta.remove(key).map(serde_json::from_value).transpose()
+        }
+        let labels = take(&mut meta, "labels").map_err(invalid);
+        let annotations = take(&mut meta, "annotations").map_err(invalid);
+        let finalizers = take(&mut meta, "finalizers").map_err(invalid);
+        match (labels, annotations, finalizers) {
+            (Ok(labels), Ok(annotations), Ok(finalizers)) => {
+                pod.metadata.labels = labels;
+                pod.metadata.annotations = annotations;
+                pod.metadata.finalizers = finalizers;
+            }
+            (Err(source), _, _) | (_, Err(source), _) | (_, _, Err(source)) => {
+                return Err(error(pod, source));
+            }
+        }
+    } else {
+        match serde_json::from_value(Value::Object(meta)) {
+            Ok(merged) => pod.metadata = merged,
+            Err(json) => return Err(error(pod, invalid(json))),
+        }
+    }
     Ok(())
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// Steps 2 and 3: the containers updated in this batch.
@@ -206,7 +264,10 @@ fn add_metadata_sharing_containers(
                 continue;
             }
             let shares = meta.labels.keys().any(|key| labels.contains(key.as_str()))
-                || meta.annotations.keys().any(|key| annotations.contains(key.as_str()));
+                || meta
+                    .annotations
+                    .keys()
+                    .any(|key| annotations.contains(key.as_str()));
             if shares {
                 batch.insert(name.clone());
                 newly_added.push(name.clone());
@@ -217,7 +278,9 @@ fn add_metadata_sharing_containers(
 
 /// Writes the new cpu/memory requests and limits of a container (other resources are not resized).
 fn resize(container: &mut Container, resources: &ResourceRequirements) {
-    let target = container.resources.get_or_insert_with(ResourceRequirements::default);
+    let target = container
+        .resources
+        .get_or_insert_with(ResourceRequirements::default);
     for (source, destination) in [
         (resources.limits.as_ref(), &mut target.limits),
         (resources.requests.as_ref(), &mut target.requests),

@@ -231,13 +231,13 @@ pub fn calculate_data(
                 .filter(|annotations| !annotations.is_empty())
                 .and_then(|annotations| annotations.get(VOLUME_CLAIM_TEMPLATE_HASH_ANNOTATION))
         }
-        if let (Some(old_hash), Some(new_hash)) = (hash(&old), hash(&new)) {
-            if old_hash != new_hash {
-                return Err(Recreate::VolumeClaimTemplatesChanged {
-                    old: old_hash.clone(),
-                    new: new_hash.clone(),
-                });
-            }
+        if let (Some(old_hash), Some(new_hash)) = (hash(&old), hash(&new))
+            && old_hash != new_hash
+        {
+            return Err(Recreate::VolumeClaimTemplatesChanged {
+                old: old_hash.clone(),
+                new: new_hash.clone(),
+            });
         }
     }
 
@@ -274,8 +274,11 @@ pub fn calculate_data(
         }
         if let Some(index) = container_field_index(&path, "image") {
             let name = old_template.container_name(index, &path)?;
-            let image = value.and_then(Value::as_str).ok_or_else(|| spec_change(path.clone()))?;
-            spec.container_images.insert(name.to_owned(), image.to_owned());
+            let image = value
+                .and_then(Value::as_str)
+                .ok_or_else(|| spec_change(path.clone()))?;
+            spec.container_images
+                .insert(name.to_owned(), image.to_owned());
         } else if gates.in_place_workload_vertical_scaling && is_resources_path(&path) {
             record_resource(&mut spec, &old_template, &path, value)?;
         } else {
@@ -370,7 +373,8 @@ fn record_resource(
     let words: Vec<&str> = path.split('/').collect();
     let [_, _, _, index, _, list, resource] = words.as_slice() else {
         return Err(resources_error(
-            "only /spec/containers/<i>/resources/{limits|requests}/<resource> can change".to_owned(),
+            "only /spec/containers/<i>/resources/{limits|requests}/<resource> can change"
+                .to_owned(),
         ));
     };
     let index: usize = index.parse().unwrap_or(usize::MAX);
@@ -415,19 +419,27 @@ fn record_env_metadata(
         return Ok(());
     };
     let key = decode_pointer_token(raw_key);
-    let field_path = if *kind == "labels" { LABELS_PATH } else { ANNOTATIONS_PATH };
+    let field_path = if *kind == "labels" {
+        LABELS_PATH
+    } else {
+        ANNOTATIONS_PATH
+    };
     let mut referenced = false;
     for container in new_template.containers()? {
         if !json_container_references(container, field_path, &key) {
             continue;
         }
-        let text = value.and_then(Value::as_str).ok_or_else(|| Recreate::InvalidRevision {
-            revision: new_template.revision.to_owned(),
-            reason: format!("{path}: {kind} values must be strings"),
-        })?;
+        let text = value
+            .and_then(Value::as_str)
+            .ok_or_else(|| Recreate::InvalidRevision {
+                revision: new_template.revision.to_owned(),
+                reason: format!("{path}: {kind} values must be strings"),
+            })?;
         let name = container.get("name").and_then(Value::as_str).unwrap_or("");
-        let entry: &mut ContainerRefMetadata =
-            spec.container_ref_metadata.entry(name.to_owned()).or_default();
+        let entry: &mut ContainerRefMetadata = spec
+            .container_ref_metadata
+            .entry(name.to_owned())
+            .or_default();
         let target = if *kind == "labels" {
             &mut entry.labels
         } else {
@@ -526,10 +538,12 @@ impl<'a> Template<'a> {
 
     fn container_name(&self, index: usize, path: &str) -> Result<&'a str, Recreate> {
         let containers = self.containers()?;
-        let container = containers.get(index).ok_or_else(|| Recreate::ContainerIndex {
-            path: path.to_owned(),
-            containers: containers.len(),
-        })?;
+        let container = containers
+            .get(index)
+            .ok_or_else(|| Recreate::ContainerIndex {
+                path: path.to_owned(),
+                containers: containers.len(),
+            })?;
         match container.get("name") {
             None | Some(Value::Null) => Ok(""),
             Some(Value::String(name)) => Ok(name),
@@ -543,7 +557,11 @@ impl<'a> Template<'a> {
 
     /// The template's metadata as Go writes it (`creationTimestamp: null`, empty fields dropped).
     fn metadata(&self) -> Result<Value, Recreate> {
-        let mut meta = self.template.get("metadata").cloned().unwrap_or(Value::Null);
+        let mut meta = self
+            .template
+            .get("metadata")
+            .cloned()
+            .unwrap_or(Value::Null);
         if !(meta.is_object() || meta.is_null()) {
             return Err(self.invalid("spec.template.metadata is not an object"));
         }
@@ -559,11 +577,26 @@ mod tests {
 
     #[test]
     fn paths() {
-        assert_eq!(container_field_index("/spec/containers/0/image", "image"), Some(0));
-        assert_eq!(container_field_index("/spec/containers/12/image", "image"), Some(12));
-        assert_eq!(container_field_index("/spec/containers/x/image", "image"), None);
-        assert_eq!(container_field_index("/spec/containers/0/image/x", "image"), None);
-        assert_eq!(container_field_index("/spec/initContainers/0/image", "image"), None);
+        assert_eq!(
+            container_field_index("/spec/containers/0/image", "image"),
+            Some(0)
+        );
+        assert_eq!(
+            container_field_index("/spec/containers/12/image", "image"),
+            Some(12)
+        );
+        assert_eq!(
+            container_field_index("/spec/containers/x/image", "image"),
+            None
+        );
+        assert_eq!(
+            container_field_index("/spec/containers/0/image/x", "image"),
+            None
+        );
+        assert_eq!(
+            container_field_index("/spec/initContainers/0/image", "image"),
+            None
+        );
         assert!(is_resources_path("/spec/containers/0/resources/limits/cpu"));
         assert!(is_resources_path("/spec/containers/0/resources/x"));
         assert!(!is_resources_path("/spec/containers/0/resourcesx"));

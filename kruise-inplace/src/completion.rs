@@ -144,7 +144,9 @@ pub fn check_containers(
             return Err(Incomplete::ResourceStatusMissing);
         }
         for status in statuses {
-            let spec = containers.iter().find(|container| container.name == status.name);
+            let spec = containers
+                .iter()
+                .find(|container| container.name == status.name);
             if !resources_applied(spec, status) {
                 return Err(Incomplete::ResourcesNotChanged {
                     container: status.name.clone(),
@@ -223,7 +225,8 @@ fn all_consistent(
         else {
             return false;
         };
-        meta.container_id == status.container_id.as_deref().unwrap_or("") && hash_ok(container, meta)
+        meta.container_id == status.container_id.as_deref().unwrap_or("")
+            && hash_ok(container, meta)
     })
 }
 
@@ -262,7 +265,10 @@ mod tests {
         assert_eq!(normalized_image("nginx"), "nginx:latest");
         assert_eq!(normalized_image("nginx:1.25"), "nginx:1.25");
         assert_eq!(normalized_image("registry:5000/img"), "registry:5000/img");
-        assert_eq!(normalized_image("docker.io/library/nginx"), "docker.io/library/nginx:latest");
+        assert_eq!(
+            normalized_image("docker.io/library/nginx"),
+            "docker.io/library/nginx:latest"
+        );
         assert_eq!(normalized_image(""), ":latest");
     }
 }

@@ -16,7 +16,11 @@ pub fn has_readiness_gate(pod: &Pod) -> bool {
     pod.spec
         .as_ref()
         .and_then(|spec| spec.readiness_gates.as_ref())
-        .is_some_and(|gates| gates.iter().any(|gate| gate.condition_type == INPLACE_UPDATE_READY))
+        .is_some_and(|gates| {
+            gates
+                .iter()
+                .any(|gate| gate.condition_type == INPLACE_UPDATE_READY)
+        })
 }
 
 /// Adds the `InPlaceUpdateReady` readiness gate unless present (upstream `InjectReadinessGate`).
@@ -111,7 +115,12 @@ fn set_ready_condition(pod: &mut Pod, now: Timestamp) {
         .spec
         .as_ref()
         .and_then(|spec| spec.readiness_gates.as_ref())
-        .map(|gates| gates.iter().map(|gate| gate.condition_type.clone()).collect())
+        .map(|gates| {
+            gates
+                .iter()
+                .map(|gate| gate.condition_type.clone())
+                .collect()
+        })
         .unwrap_or_default();
     let messages: Vec<String> = gates
         .iter()
@@ -206,25 +215,40 @@ mod tests {
     fn not_ready_turns_ready_false_through_the_gate() {
         let mut ready = pod(
             &["InPlaceUpdateReady", "KruisePodReady"],
-            &[("Ready", "True"), ("ContainersReady", "True"), ("KruisePodReady", "True")],
+            &[
+                ("Ready", "True"),
+                ("ContainersReady", "True"),
+                ("KruisePodReady", "True"),
+            ],
         );
         update_condition(&mut ready, not_ready_condition(now()), now());
         let conditions = ready.status.unwrap().conditions.unwrap();
         let ready_condition = conditions.iter().find(|c| c.type_ == "Ready").unwrap();
         assert_eq!(ready_condition.status, "False");
-        assert_eq!(ready_condition.reason.as_deref(), Some("ReadinessGatesNotReady"));
+        assert_eq!(
+            ready_condition.reason.as_deref(),
+            Some("ReadinessGatesNotReady")
+        );
         assert_eq!(
             ready_condition.message.as_deref(),
-            Some("the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\", but False")
+            Some(
+                "the status of pod readiness gate \"InPlaceUpdateReady\" is not \"True\", but False"
+            )
         );
         assert_eq!(ready_condition.last_transition_time, None);
-        let gate = conditions.iter().find(|c| c.type_ == "InPlaceUpdateReady").unwrap();
+        let gate = conditions
+            .iter()
+            .find(|c| c.type_ == "InPlaceUpdateReady")
+            .unwrap();
         assert_eq!(gate.reason.as_deref(), Some("StartInPlaceUpdate"));
     }
 
     #[test]
     fn ready_untouched_without_containers_ready() {
-        let mut pod = pod(&["InPlaceUpdateReady"], &[("Ready", "True"), ("ContainersReady", "False")]);
+        let mut pod = pod(
+            &["InPlaceUpdateReady"],
+            &[("Ready", "True"), ("ContainersReady", "False")],
+        );
         update_condition(&mut pod, not_ready_condition(now()), now());
         let conditions = pod.status.unwrap().conditions.unwrap();
         assert_eq!(conditions[0].status, "True");

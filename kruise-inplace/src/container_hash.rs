@@ -35,9 +35,9 @@ const FNV1A_OFFSET: u32 = 0x811c_9dc5;
 const FNV_PRIME: u32 = 0x0100_0193;
 
 fn fnv1a(state: u32, bytes: &[u8]) -> u32 {
-    bytes
-        .iter()
-        .fold(state, |hash, byte| (hash ^ u32::from(*byte)).wrapping_mul(FNV_PRIME))
+    bytes.iter().fold(state, |hash, byte| {
+        (hash ^ u32::from(*byte)).wrapping_mul(FNV_PRIME)
+    })
 }
 
 /// `DeepHashObject` of a byte slice: FNV-1a 32 over `([]uint8)[b0 b1 ...]`.
@@ -112,8 +112,14 @@ mod tests {
     #[test]
     fn spew_rendering() {
         // "([]uint8)[123 125]" for `{}`
-        assert_eq!(deep_hash_bytes(b"{}"), fnv1a(FNV1A_OFFSET, b"([]uint8)[123 125]"));
-        assert_eq!(deep_hash_bytes(&[0, 9, 10, 255]), fnv1a(FNV1A_OFFSET, b"([]uint8)[0 9 10 255]"));
+        assert_eq!(
+            deep_hash_bytes(b"{}"),
+            fnv1a(FNV1A_OFFSET, b"([]uint8)[123 125]")
+        );
+        assert_eq!(
+            deep_hash_bytes(&[0, 9, 10, 255]),
+            fnv1a(FNV1A_OFFSET, b"([]uint8)[0 9 10 255]")
+        );
         assert_eq!(deep_hash_bytes(b""), fnv1a(FNV1A_OFFSET, b"([]uint8)[]"));
     }
 }

@@ -32,7 +32,10 @@ pub fn metadata_reference<'a>(
     value: Option<&str>,
     field_path: Option<&'a str>,
 ) -> Option<(&'a str, &'a str)> {
-    if value.is_some_and(|value| !value.is_empty()) || name == VERSION_ENV || name == VERSION_ALT_ENV {
+    if value.is_some_and(|value| !value.is_empty())
+        || name == VERSION_ENV
+        || name == VERSION_ALT_ENV
+    {
         return None;
     }
     split_subscripted_path(field_path?)
@@ -84,7 +87,9 @@ pub fn expected_hash(
                 ANNOTATIONS_PATH => annotations,
                 _ => return None,
             };
-            let value = source.and_then(|map| map.get(key)).map_or("", String::as_str);
+            let value = source
+                .and_then(|map| map.get(key))
+                .map_or("", String::as_str);
             Some((name, value))
         })
         .collect();
@@ -136,11 +141,20 @@ mod tests {
     #[test]
     fn which_env_vars_count() {
         let path = Some("metadata.labels['k']");
-        assert_eq!(metadata_reference("E", None, path), Some(("metadata.labels", "k")));
-        assert_eq!(metadata_reference("E", Some(""), path), Some(("metadata.labels", "k")));
+        assert_eq!(
+            metadata_reference("E", None, path),
+            Some(("metadata.labels", "k"))
+        );
+        assert_eq!(
+            metadata_reference("E", Some(""), path),
+            Some(("metadata.labels", "k"))
+        );
         assert_eq!(metadata_reference("E", Some("literal"), path), None);
         assert_eq!(metadata_reference("SIDECARSET_VERSION", None, path), None);
-        assert_eq!(metadata_reference("SIDECARSET_VERSION_ALT", None, path), None);
+        assert_eq!(
+            metadata_reference("SIDECARSET_VERSION_ALT", None, path),
+            None
+        );
         assert_eq!(metadata_reference("E", None, None), None);
     }
 }

@@ -27,7 +27,9 @@ pub enum Error {
         source: UpdateSpecError,
     },
     /// The pod is in a grace period but has no state annotation.
-    #[error("pod {pod} has apps.kruise.io/inplace-update-grace but apps.kruise.io/inplace-update-state not found")]
+    #[error(
+        "pod {pod} has apps.kruise.io/inplace-update-grace but apps.kruise.io/inplace-update-state not found"
+    )]
     GraceWithoutState {
         /// The pod.
         pod: String,

@@ -173,7 +173,10 @@ mod tests {
         write_str(&mut out, "a<b>&c\"d\\e\n\t\u{1}\u{8}\u{c}\u{7f}\u{2028}é");
         assert_eq!(
             out,
-            r#""a\u003cb\u003e\u0026c\"d\\e\n\t\u0001\b\f"#.to_owned() + "\u{7f}" + r"\u2028é" + "\""
+            r#""a\u003cb\u003e\u0026c\"d\\e\n\t\u0001\b\f"#.to_owned()
+                + "\u{7f}"
+                + r"\u2028é"
+                + "\""
         );
     }
 
@@ -195,7 +198,10 @@ mod tests {
             (json!(1e21), "1e+21"),
             (json!(1.5e-7), "1.5e-7"),
             (json!(0.5), "0.5"),
-            (json!(100_000_000_000_000_000_000.0), "100000000000000000000"),
+            (
+                json!(100_000_000_000_000_000_000.0),
+                "100000000000000000000",
+            ),
         ];
         for (value, expected) in cases {
             assert_eq!(to_string_sorted(&value), expected, "{value}");

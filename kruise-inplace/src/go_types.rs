@@ -11,7 +11,7 @@
 //! * a pointer field is written whenever it is set, zero or not;
 //! * quantities are written in canonical form ([`crate::quantity`]).
 //!
-//! [`normalize`] rewrites a `serde_json` value of a type into the fields Go would write; [`write_in_go_order`]
+//! `normalize` rewrites a `serde_json` value of a type into the fields Go would write; `write_in_go_order`
 //! writes a normalized value in Go's struct field order (what `json.Marshal` of a typed struct produces, used by
 //! kubelet's pre-1.31 container hash). The tables cover `PodTemplateSpec` down to every field of `Container`;
 //! fields a table does not list (newer Kubernetes fields, rare volume sources) are treated like pointers: kept
@@ -732,18 +732,32 @@ mod tests {
             "limits": {"cpu": "1000m", "memory": "1024Mi"}, "requests": {"cpu": "0.5"}}}],
             "volumes": [{"name": "v", "emptyDir": {"sizeLimit": "1.5Gi"}}]}});
         normalize(&mut value, &POD_TEMPLATE_SPEC).unwrap();
-        assert_eq!(value["spec"]["containers"][0]["resources"]["limits"]["cpu"], "1");
-        assert_eq!(value["spec"]["containers"][0]["resources"]["limits"]["memory"], "1Gi");
-        assert_eq!(value["spec"]["containers"][0]["resources"]["requests"]["cpu"], "500m");
-        assert_eq!(value["spec"]["volumes"][0]["emptyDir"]["sizeLimit"], "1536Mi");
-        let mut bad = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "x"}}}]}});
+        assert_eq!(
+            value["spec"]["containers"][0]["resources"]["limits"]["cpu"],
+            "1"
+        );
+        assert_eq!(
+            value["spec"]["containers"][0]["resources"]["limits"]["memory"],
+            "1Gi"
+        );
+        assert_eq!(
+            value["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+            "500m"
+        );
+        assert_eq!(
+            value["spec"]["volumes"][0]["emptyDir"]["sizeLimit"],
+            "1536Mi"
+        );
+        let mut bad =
+            json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "x"}}}]}});
         let error = normalize(&mut bad, &POD_TEMPLATE_SPEC).unwrap_err();
         assert_eq!(error.path, "/spec/containers/0/resources/limits/cpu");
     }
 
     #[test]
     fn go_field_order_for_containers() {
-        let mut value = json!({"ports": [{"containerPort": 8001}], "args": ["a"], "name": "n", "image": "i"});
+        let mut value =
+            json!({"ports": [{"containerPort": 8001}], "args": ["a"], "name": "n", "image": "i"});
         normalize(&mut value, &CONTAINER).unwrap();
         let mut out = String::new();
         write_in_go_order(&mut out, &value, &CONTAINER);

@@ -38,7 +38,11 @@ pub struct PriorityError {
 /// crate reads those as priority 0.
 #[must_use]
 pub fn barrier_priority(container: &Container) -> Option<i64> {
-    let env = container.env.as_ref()?.iter().find(|env| env.name == BARRIER_ENV)?;
+    let env = container
+        .env
+        .as_ref()?
+        .iter()
+        .find(|env| env.name == BARRIER_ENV)?;
     let key = env
         .value_from
         .as_ref()
@@ -54,7 +58,11 @@ fn atoi(text: &str) -> i64 {
         Err(_) => {
             let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
             if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-                if text.starts_with('-') { i64::MIN } else { i64::MAX }
+                if text.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                }
             } else {
                 0
             }
@@ -86,7 +94,12 @@ pub fn webhook_priorities(
     let mut priorities = vec![0_i64; spec.containers.len()];
     let mut any_set = false;
     for (slot, container) in priorities.iter_mut().zip(&spec.containers) {
-        for env in container.env.iter().flatten().filter(|env| env.name == PRIORITY_ENV) {
+        for env in container
+            .env
+            .iter()
+            .flatten()
+            .filter(|env| env.name == PRIORITY_ENV)
+        {
             let value = env.value.as_deref().unwrap_or("");
             *slot = value.parse().map_err(|_| PriorityError {
                 container: container.name.clone(),
@@ -95,7 +108,9 @@ pub fn webhook_priorities(
             any_set |= *slot != 0;
         }
     }
-    let all_equal = priorities.windows(2).all(|pair| pair.first() == pair.get(1));
+    let all_equal = priorities
+        .windows(2)
+        .all(|pair| pair.first() == pair.get(1));
     Ok((any_set && !all_equal).then_some(priorities))
 }
 
@@ -160,7 +175,11 @@ mod tests {
     fn barrier_keys() {
         let with_key = |key: &str| Container {
             env: Some(vec![barrier_env(0, "p")]).map(|mut env| {
-                if let Some(selector) = env[0].value_from.as_mut().and_then(|f| f.config_map_key_ref.as_mut()) {
+                if let Some(selector) = env[0]
+                    .value_from
+                    .as_mut()
+                    .and_then(|f| f.config_map_key_ref.as_mut())
+                {
                     selector.key = key.into();
                 }
                 env
@@ -171,24 +190,46 @@ mod tests {
         assert_eq!(barrier_priority(&with_key("p_-3")), Some(-3));
         assert_eq!(barrier_priority(&with_key("p_x")), Some(0));
         assert_eq!(barrier_priority(&with_key("p")), Some(0));
-        assert_eq!(barrier_priority(&with_key("p_99999999999999999999")), Some(i64::MAX));
+        assert_eq!(
+            barrier_priority(&with_key("p_99999999999999999999")),
+            Some(i64::MAX)
+        );
         assert_eq!(barrier_priority(&Container::default()), None);
         let env = barrier_env(-2, "web-0");
         let selector = env.value_from.unwrap().config_map_key_ref.unwrap();
-        assert_eq!((selector.name.as_str(), selector.key.as_str()), ("web-0-barrier", "p_-2"));
+        assert_eq!(
+            (selector.name.as_str(), selector.key.as_str()),
+            ("web-0-barrier", "p_-2")
+        );
     }
 
     #[test]
     fn webhook_rules() {
-        let spec = |containers: Vec<Container>| PodSpec { containers, ..PodSpec::default() };
-        let ordered: BTreeMap<String, String> =
-            [(LAUNCH_PRIORITY_ANNOTATION.to_owned(), LAUNCH_ORDERED.to_owned())].into();
-        let three = spec(vec![container("a", None), container("b", None), container("c", None)]);
-        assert_eq!(webhook_priorities(&three, Some(&ordered)).unwrap(), Some(vec![0, -1, -2]));
+        let spec = |containers: Vec<Container>| PodSpec {
+            containers,
+            ..PodSpec::default()
+        };
+        let ordered: BTreeMap<String, String> = [(
+            LAUNCH_PRIORITY_ANNOTATION.to_owned(),
+            LAUNCH_ORDERED.to_owned(),
+        )]
+        .into();
+        let three = spec(vec![
+            container("a", None),
+            container("b", None),
+            container("c", None),
+        ]);
+        assert_eq!(
+            webhook_priorities(&three, Some(&ordered)).unwrap(),
+            Some(vec![0, -1, -2])
+        );
         assert_eq!(webhook_priorities(&three, None).unwrap(), None);
         let one = spec(vec![container("a", Some("5"))]);
         assert_eq!(webhook_priorities(&one, Some(&ordered)).unwrap(), None);
-        let user = spec(vec![container("sidecar", Some("10")), container("main", None)]);
+        let user = spec(vec![
+            container("sidecar", Some("10")),
+            container("main", None),
+        ]);
         assert_eq!(webhook_priorities(&user, None).unwrap(), Some(vec![10, 0]));
         let equal = spec(vec![container("a", Some("3")), container("b", Some("3"))]);
         assert_eq!(webhook_priorities(&equal, None).unwrap(), None);

@@ -1,16 +1,16 @@
 //! In-place update of pods, as OpenKruise does it (spec 3a and the revision rules of 3.0), without I/O.
 //!
-//! * [`calculate`] / [`calculate_templates`]: can a pod move from one revision (or pod template) to another in
+//! * [`calculate()`] / [`calculate_templates`]: can a pod move from one revision (or pod template) to another in
 //!   place, and what changes — an [`UpdateSpec`] — or why it must be recreated ([`Recreate`]).
-//! * [`apply`]: start the update of a pod at `now`: revision labels, a fresh state annotation, the first
+//! * [`apply()`]: start the update of a pod at `now`: revision labels, a fresh state annotation, the first
 //!   container batch (by launch priority) or the grace-period annotation, and `InPlaceUpdateReady=False` first.
-//! * [`refresh`]: on every reconcile, finish a grace period, write the next batch once the previous one is
+//! * [`refresh()`]: on every reconcile, finish a grace period, write the next batch once the previous one is
 //!   ready, and set `InPlaceUpdateReady` back to `True` when done.
 //! * [`completion`]: whether the update finished (image IDs, kubelet container hashes, env-from-metadata
 //!   hashes).
 //! * [`revision`]: ControllerRevision data and names, byte for byte as Go builds them.
 //!
-//! [`apply`] and [`refresh`] return an [`Outcome`]: the pod after the step and the RFC 6902 patches a
+//! [`apply()`] and [`refresh()`] return an [`Outcome`]: the pod after the step and the RFC 6902 patches a
 //! controller sends, in order. Time is an argument; switches are [`UpdateOptions`] (with upstream's
 //! [`FeatureGates`] and their defaults).
 //!

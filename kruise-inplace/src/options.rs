@@ -67,7 +67,9 @@ impl FeatureGates {
         let gate = match name {
             Self::ENV_FROM_METADATA => &mut self.in_place_update_env_from_metadata,
             Self::VERTICAL_SCALING => &mut self.in_place_workload_vertical_scaling,
-            Self::RECREATE_ON_VCT_CHANGE => &mut self.recreate_pod_when_change_vct_in_clone_set_gate,
+            Self::RECREATE_ON_VCT_CHANGE => {
+                &mut self.recreate_pod_when_change_vct_in_clone_set_gate
+            }
             _ => {
                 return Err(FeatureGateError::Unknown {
                     name: name.to_owned(),
@@ -94,7 +96,11 @@ impl FeatureGates {
     /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
     pub fn parse(list: &str) -> Result<Self, FeatureGateError> {
         let mut gates = Self::default();
-        for entry in list.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        for entry in list
+            .split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+        {
             let invalid = || FeatureGateError::Invalid {
                 entry: entry.to_owned(),
             };

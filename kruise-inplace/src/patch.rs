@@ -15,8 +15,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use json_patch::jsonptr::PointerBuf;
-use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation};
+use json_patch::{
+    AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation, TestOperation,
+};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -64,8 +67,8 @@ impl Outcome {
 
     /// The writes that turn `before` into `after`.
     #[must_use]
-    pub fn between(before: &Pod, after: Pod, resize_subresource: bool) -> Self {
-        let writes = writes(before, &after, resize_subresource);
+    pub fn between(before: &Pod, mut after: Pod, resize_subresource: bool) -> Self {
+        let writes = writes(before, &mut after, resize_subresource);
         Self {
             pod: after,
             writes,
@@ -117,7 +120,6 @@ fn set_optional<T: Serialize + PartialEq>(
     after: Option<&T>,
 ) {
     match (before, after) {
-        (None, None) => {}
         (Some(_), None) => remove(ops, path),
         (None, Some(value)) => add(ops, path, to_value(value)),
         (Some(old), Some(new)) if old != new => replace(ops, path, to_value(new)),
@@ -166,7 +168,9 @@ fn prefix_op(prefix: &PointerBuf, op: PatchOperation) -> PatchOperation {
             path: join(&op.path),
             value: op.value,
         }),
-        PatchOperation::Remove(op) => PatchOperation::Remove(RemoveOperation { path: join(&op.path) }),
+        PatchOperation::Remove(op) => PatchOperation::Remove(RemoveOperation {
+            path: join(&op.path),
+        }),
         PatchOperation::Replace(op) => PatchOperation::Replace(ReplaceOperation {
             path: join(&op.path),
             value: op.value,
@@ -175,7 +179,7 @@ fn prefix_op(prefix: &PointerBuf, op: PatchOperation) -> PatchOperation {
     }
 }
 
-fn writes(before: &Pod, after: &Pod, resize_subresource: bool) -> Vec<Write> {
+fn writes(before: &Pod, after: &mut Pod, resize_subresource: bool) -> Vec<Write> {
     let mut writes = Vec::new();
     let status_ops = status_ops(before, after);
     if !status_ops.is_empty() {
@@ -184,10 +188,10 @@ fn writes(before: &Pod, after: &Pod, resize_subresource: bool) -> Vec<Write> {
             patch: Patch(status_ops),
         });
     }
-    let empty = PodSpec::default();
-    let before_spec = before.spec.as_ref().unwrap_or(&empty);
-    let after_spec = after.spec.as_ref().unwrap_or(&empty);
     if resize_subresource {
+        let empty = PodSpec::default();
+        let before_spec = before.spec.as_ref().unwrap_or(&empty);
+        let after_spec = after.spec.as_ref().unwrap_or(&empty);
         let resize_ops = resource_ops(before_spec, after_spec);
         if !resize_ops.is_empty() {
             writes.push(Write {
@@ -204,7 +208,10 @@ fn writes(before: &Pod, after: &Pod, resize_subresource: bool) -> Vec<Write> {
             patch: Patch(pod_ops),
         });
     }
-    if let (Some(first), Some(version)) = (writes.first_mut(), before.metadata.resource_version.as_ref()) {
+    if let (Some(first), Some(version)) = (
+        writes.first_mut(),
+        before.metadata.resource_version.as_ref(),
+    ) {
         first.patch.0.insert(
             0,
             PatchOperation::Test(TestOperation {
@@ -219,17 +226,48 @@ fn writes(before: &Pod, after: &Pod, resize_subresource: bool) -> Vec<Write> {
 fn metadata_ops(before: &Pod, after: &Pod) -> Vec<PatchOperation> {
     let mut ops = Vec::new();
     let (old, new) = (&before.metadata, &after.metadata);
-    map_ops(&mut ops, &["metadata", "labels"], old.labels.as_ref(), new.labels.as_ref());
-    map_ops(&mut ops, &["metadata", "annotations"], old.annotations.as_ref(), new.annotations.as_ref());
-    set_optional(&mut ops, pointer(&["metadata", "finalizers"]), old.finalizers.as_ref(), new.finalizers.as_ref());
-    let mut rest = old.clone();
-    rest.labels.clone_from(&new.labels);
-    rest.annotations.clone_from(&new.annotations);
-    rest.finalizers.clone_from(&new.finalizers);
-    if rest != *new {
+    map_ops(
+        &mut ops,
+        &["metadata", "labels"],
+        old.labels.as_ref(),
+        new.labels.as_ref(),
+    );
+    map_ops(
+        &mut ops,
+        &["metadata", "annotations"],
+        old.annotations.as_ref(),
+        new.annotations.as_ref(),
+    );
+    set_optional(
+        &mut ops,
+        pointer(&["metadata", "finalizers"]),
+        old.finalizers.as_ref(),
+        new.finalizers.as_ref(),
+    );
+    if !same_apart_from_maps(old, new) {
+        let mut rest = old.clone();
+        rest.labels.clone_from(&new.labels);
+        rest.annotations.clone_from(&new.annotations);
+        rest.finalizers.clone_from(&new.finalizers);
         diff_under(&mut ops, &["metadata"], &rest, new);
     }
     ops
+}
+
+/// Whether two object metas agree on everything but labels, annotations and finalizers.
+fn same_apart_from_maps(old: &ObjectMeta, new: &ObjectMeta) -> bool {
+    old.name == new.name
+        && old.generate_name == new.generate_name
+        && old.namespace == new.namespace
+        && old.uid == new.uid
+        && old.resource_version == new.resource_version
+        && old.generation == new.generation
+        && old.creation_timestamp == new.creation_timestamp
+        && old.deletion_timestamp == new.deletion_timestamp
+        && old.deletion_grace_period_seconds == new.deletion_grace_period_seconds
+        && old.owner_references == new.owner_references
+        && old.managed_fields == new.managed_fields
+        && old.self_link == new.self_link
 }
 
 fn container_ops(
@@ -267,24 +305,57 @@ fn resource_ops(before: &PodSpec, after: &PodSpec) -> Vec<PatchOperation> {
     ops
 }
 
-fn spec_ops(ops: &mut Vec<PatchOperation>, before: &Pod, after: &Pod, resize_subresource: bool) {
-    let (Some(old), Some(new)) = (&before.spec, &after.spec) else {
+fn spec_ops(
+    ops: &mut Vec<PatchOperation>,
+    before: &Pod,
+    after: &mut Pod,
+    resize_subresource: bool,
+) {
+    let (Some(old), Some(new)) = (&before.spec, &mut after.spec) else {
         if before.spec != after.spec {
-            set_optional(ops, pointer(&["spec"]), before.spec.as_ref(), after.spec.as_ref());
+            set_optional(
+                ops,
+                pointer(&["spec"]),
+                before.spec.as_ref(),
+                after.spec.as_ref(),
+            );
         }
         return;
     };
-    // The fast path covers what in-place steps change: container images and resources.
-    let mut rest = old.clone();
-    if rest.containers.len() == new.containers.len() {
-        for (container, updated) in rest.containers.iter_mut().zip(&new.containers) {
-            container.image.clone_from(&updated.image);
-            container.resources.clone_from(&updated.resources);
+    // The fast path covers what in-place steps change: container images and resources. Compare the rest by
+    // putting the old images and resources into the new spec for a moment.
+    let mut same_rest = false;
+    if old.containers.len() == new.containers.len() {
+        let saved: Vec<_> = new
+            .containers
+            .iter_mut()
+            .zip(&old.containers)
+            .map(|(container, original)| {
+                (
+                    std::mem::replace(&mut container.image, original.image.clone()),
+                    std::mem::replace(&mut container.resources, original.resources.clone()),
+                )
+            })
+            .collect();
+        same_rest = *old == *new;
+        for (container, (image, resources)) in new.containers.iter_mut().zip(saved) {
+            container.image = image;
+            container.resources = resources;
         }
     }
-    if rest == *new {
-        for (index, (old_container, new_container)) in old.containers.iter().zip(&new.containers).enumerate() {
-            container_ops(ops, index, old_container, new_container, true, !resize_subresource);
+    let new = &*new;
+    if same_rest {
+        for (index, (old_container, new_container)) in
+            old.containers.iter().zip(&new.containers).enumerate()
+        {
+            container_ops(
+                ops,
+                index,
+                old_container,
+                new_container,
+                true,
+                !resize_subresource,
+            );
         }
         return;
     }
@@ -297,15 +368,22 @@ fn spec_ops(ops: &mut Vec<PatchOperation>, before: &Pod, after: &Pod, resize_sub
     diff_under(ops, &["spec"], old, &target);
 }
 
-fn status_ops(before: &Pod, after: &Pod) -> Vec<PatchOperation> {
+fn status_ops(before: &Pod, after: &mut Pod) -> Vec<PatchOperation> {
     let mut ops = Vec::new();
-    let (Some(old), Some(new)) = (&before.status, &after.status) else {
-        set_optional(&mut ops, pointer(&["status"]), before.status.as_ref(), after.status.as_ref());
+    let (Some(old), Some(new)) = (&before.status, &mut after.status) else {
+        set_optional(
+            &mut ops,
+            pointer(&["status"]),
+            before.status.as_ref(),
+            after.status.as_ref(),
+        );
         return ops;
     };
-    let mut rest = old.clone();
-    rest.conditions.clone_from(&new.conditions);
-    if rest != *new {
+    let conditions = std::mem::replace(&mut new.conditions, old.conditions.clone());
+    let same_rest = *old == *new;
+    new.conditions = conditions;
+    let new = &*new;
+    if !same_rest {
         diff_under(&mut ops, &["status"], old, new);
         return ops;
     }
@@ -321,13 +399,25 @@ fn status_ops(before: &Pod, after: &Pod) -> Vec<PatchOperation> {
                 }
             }
             for (index, condition) in new.iter().enumerate().skip(old.len()) {
-                add(&mut ops, pointer(&["status", "conditions", &index.to_string()]), to_value(condition));
+                add(
+                    &mut ops,
+                    pointer(&["status", "conditions", &index.to_string()]),
+                    to_value(condition),
+                );
             }
             for index in (new.len()..old.len()).rev() {
-                remove(&mut ops, pointer(&["status", "conditions", &index.to_string()]));
+                remove(
+                    &mut ops,
+                    pointer(&["status", "conditions", &index.to_string()]),
+                );
             }
         }
-        (old, new) => set_optional(&mut ops, pointer(&["status", "conditions"]), old.as_ref(), new.as_ref()),
+        (old, new) => set_optional(
+            &mut ops,
+            pointer(&["status", "conditions"]),
+            old.as_ref(),
+            new.as_ref(),
+        ),
     }
     ops
 }

@@ -122,17 +122,33 @@ mod tests {
         let guaranteed = json!({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1000m", "memory": "1024Mi"}}});
         let burstable = json!({"resources": {"requests": {"cpu": "1"}}});
         let limits_only = json!({"resources": {"limits": {"cpu": "1", "memory": "1Gi"}}});
-        let best_effort = json!({"resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "0"}}});
-        assert_eq!(of_pod_spec(&spec(&[guaranteed.clone()])).unwrap(), QosClass::Guaranteed);
-        assert_eq!(of_pod_spec(&spec(&[burstable.clone()])).unwrap(), QosClass::Burstable);
+        let best_effort =
+            json!({"resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "0"}}});
+        assert_eq!(
+            of_pod_spec(&spec(std::slice::from_ref(&guaranteed))).unwrap(),
+            QosClass::Guaranteed
+        );
+        assert_eq!(
+            of_pod_spec(&spec(std::slice::from_ref(&burstable))).unwrap(),
+            QosClass::Burstable
+        );
         assert_eq!(
             of_pod_spec(&spec(&[limits_only])).unwrap(),
             QosClass::Burstable,
             "requests are not defaulted from limits in templates"
         );
-        assert_eq!(of_pod_spec(&spec(&[best_effort.clone()])).unwrap(), QosClass::BestEffort);
-        assert_eq!(of_pod_spec(&spec(&[guaranteed.clone(), burstable])).unwrap(), QosClass::Burstable);
-        assert_eq!(of_pod_spec(&spec(&[guaranteed.clone(), guaranteed])).unwrap(), QosClass::Guaranteed);
+        assert_eq!(
+            of_pod_spec(&spec(std::slice::from_ref(&best_effort))).unwrap(),
+            QosClass::BestEffort
+        );
+        assert_eq!(
+            of_pod_spec(&spec(&[guaranteed.clone(), burstable])).unwrap(),
+            QosClass::Burstable
+        );
+        assert_eq!(
+            of_pod_spec(&spec(&[guaranteed.clone(), guaranteed])).unwrap(),
+            QosClass::Guaranteed
+        );
         assert_eq!(of_pod_spec(&json!({})).unwrap(), QosClass::BestEffort);
         let bad = json!({"resources": {"limits": {"cpu": "lots"}}});
         assert!(of_pod_spec(&spec(&[bad])).is_err());

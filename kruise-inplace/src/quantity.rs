@@ -24,7 +24,9 @@ use std::cmp::Ordering;
 #[non_exhaustive]
 pub enum QuantityError {
     /// The text is not `<sign><digits>[.<digits>]<suffix>`.
-    #[error("quantity {0:?}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
+    #[error(
+        "quantity {0:?}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )]
     Format(String),
     /// The suffix is none of the SI, binary-SI or exponent suffixes.
     #[error("quantity {0:?}: unable to parse quantity's suffix")]
@@ -241,10 +243,13 @@ pub fn parse(text: &str) -> Result<Quantity, QuantityError> {
             shift - fraction_len,
         )
     } else {
-        let exponent10 = exponent.checked_sub(fraction_len).ok_or_else(out_of_range)?;
+        let exponent10 = exponent
+            .checked_sub(fraction_len)
+            .ok_or_else(out_of_range)?;
         if exponent10 < NANO {
             // Keep only the digits down to nano units; anything left below rounds the magnitude up.
-            let cut = usize::try_from(i64::from(NANO) - i64::from(exponent10)).unwrap_or(usize::MAX);
+            let cut =
+                usize::try_from(i64::from(NANO) - i64::from(exponent10)).unwrap_or(usize::MAX);
             let keep_len = digits.len().saturating_sub(cut);
             let (kept, rest) = digits.split_at(keep_len);
             let (mut value, mut shift) = parse_digits(kept).ok_or_else(out_of_range)?;
@@ -350,10 +355,7 @@ fn split(text: &str) -> Option<Parts<'_>> {
         fraction = text.get(fraction_start..pos)?;
     }
     let suffix_start = pos;
-    while bytes
-        .get(pos)
-        .is_some_and(|b| b"eEinumkKMGTP".contains(b))
-    {
+    while bytes.get(pos).is_some_and(|b| b"eEinumkKMGTP".contains(b)) {
         pos += 1;
     }
     if matches!(bytes.get(pos), Some(b'-' | b'+')) {

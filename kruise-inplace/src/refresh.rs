@@ -85,7 +85,8 @@ fn finish_grace_period(
         pod: pod_key(pod),
         source,
     })?;
-    let value = state::state_value(pod).ok_or_else(|| Error::GraceWithoutState { pod: pod_key(pod) })?;
+    let value =
+        state::state_value(pod).ok_or_else(|| Error::GraceWithoutState { pod: pod_key(pod) })?;
     let mut current = state::parse_state(value).map_err(|source| Error::Annotation {
         pod: pod_key(pod),
         source,
@@ -149,7 +150,11 @@ fn next_batch(
     };
     let mut updated = pod.clone();
     batch::patch_spec_to_pod(&mut updated, &spec, current, now, &options.gates)?;
-    Ok(Some(Outcome::between(pod, updated, options.resize_subresource)))
+    Ok(Some(Outcome::between(
+        pod,
+        updated,
+        options.resize_subresource,
+    )))
 }
 
 #[cfg(test)]
@@ -158,8 +163,17 @@ mod tests {
 
     #[test]
     fn rounding_up() {
-        assert_eq!(round_up_to_seconds(SignedDuration::from_secs(5)), Duration::from_secs(5));
-        assert_eq!(round_up_to_seconds(SignedDuration::from_millis(4001)), Duration::from_secs(5));
-        assert_eq!(round_up_to_seconds(SignedDuration::from_nanos(1)), Duration::from_secs(1));
+        assert_eq!(
+            round_up_to_seconds(SignedDuration::from_secs(5)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            round_up_to_seconds(SignedDuration::from_millis(4001)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            round_up_to_seconds(SignedDuration::from_nanos(1)),
+            Duration::from_secs(1)
+        );
     }
 }

@@ -127,7 +127,10 @@ pub fn read_state(pod: &Pod) -> Result<Option<InPlaceUpdateState>, AnnotationErr
 
 /// Writes the state annotation and removes the legacy key.
 pub fn write_state(pod: &mut Pod, state: &InPlaceUpdateState) {
-    let annotations = pod.metadata.annotations.get_or_insert_with(Default::default);
+    let annotations = pod
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
     annotations.insert(STATE_ANNOTATION.to_owned(), format_state(state));
     annotations.remove(LEGACY_STATE_ANNOTATION);
 }
@@ -185,7 +188,11 @@ mod tests {
     #[test]
     fn invalid_values_name_the_key() {
         let error = parse_state("{").unwrap_err();
-        assert!(error.to_string().starts_with("annotation apps.kruise.io/inplace-update-state: invalid value \"{\""));
+        assert!(
+            error
+                .to_string()
+                .starts_with("annotation apps.kruise.io/inplace-update-state: invalid value \"{\"")
+        );
         assert!(parse_state(r#"{"revision":1}"#).is_err());
     }
 }

@@ -76,7 +76,11 @@ pub fn two_way_metadata_patch(old: &Value, new: &Value) -> String {
     go_json::to_string_sorted(&Value::Object(root))
 }
 
-fn diff_maps(old: &Map<String, Value>, new: &Map<String, Value>, object_meta: bool) -> Map<String, Value> {
+fn diff_maps(
+    old: &Map<String, Value>,
+    new: &Map<String, Value>,
+    object_meta: bool,
+) -> Map<String, Value> {
     let mut patch = Map::new();
     for (key, new_value) in new {
         let Some(old_value) = old.get(key) else {
@@ -206,6 +210,14 @@ fn order_by(items: Vec<Value>, order: &[Value]) -> Vec<Value> {
 /// # Errors
 /// [`MergeError`] when the patch is not JSON, touches more than `metadata`, or has a malformed directive.
 pub fn apply_metadata_patch(meta: &mut Map<String, Value>, patch: &[u8]) -> Result<(), MergeError> {
+    merge_object_meta(meta, parse_metadata_patch(patch)?)
+}
+
+/// The `metadata` fields of a patch (empty for `{}`).
+///
+/// # Errors
+/// [`MergeError`] when the patch is not JSON or touches more than `metadata`.
+pub fn parse_metadata_patch(patch: &[u8]) -> Result<Map<String, Value>, MergeError> {
     let patch: Value =
         serde_json::from_slice(patch).map_err(|error| MergeError::NotJson(error.to_string()))?;
     let Value::Object(mut root) = patch else {
@@ -218,13 +230,17 @@ pub fn apply_metadata_patch(meta: &mut Map<String, Value>, patch: &[u8]) -> Resu
         )));
     }
     match metadata {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Object(fields)) => merge_object_meta(meta, fields),
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(fields)) => Ok(fields),
         Some(other) => Err(MergeError::Unsupported(go_json::to_string_sorted(&other))),
     }
 }
 
-fn merge_object_meta(
+/// Merges the `metadata` fields of a patch (see [`parse_metadata_patch`]) into an `ObjectMeta` JSON object.
+///
+/// # Errors
+/// [`MergeError::Directive`] for a malformed directive.
+pub fn merge_object_meta(
     meta: &mut Map<String, Value>,
     mut patch: Map<String, Value>,
 ) -> Result<(), MergeError> {
@@ -267,7 +283,12 @@ fn merge_object_meta(
             .partition(|item| index_in(&order, item).is_some());
         meta.insert(
             field,
-            Value::Array(normalize_element_order(in_order, server_only, &order, &original)),
+            Value::Array(normalize_element_order(
+                in_order,
+                server_only,
+                &order,
+                &original,
+            )),
         );
     }
     for (key, value) in patch {
@@ -382,19 +403,63 @@ mod tests {
     #[test]
     fn two_way_patches() {
         let cases = [
-            (json!({"labels": {"k": "v"}}), json!({"labels": {"k": "v", "k1": "v1"}}), r#"{"metadata":{"labels":{"k1":"v1"}}}"#),
-            (json!({"labels": {"k": "v"}}), json!({"labels": {"k": "v"}}), "{}"),
-            (json!({"labels": {"k": "v"}}), json!({}), r#"{"metadata":{"labels":null}}"#),
-            (json!({}), json!({"annotations": {"a": "<&>"}}), r#"{"metadata":{"annotations":{"a":"\u003c\u0026\u003e"}}}"#),
-            (json!({"finalizers": ["a"]}), json!({"finalizers": ["a", "b"]}), r#"{"metadata":{"$setElementOrder/finalizers":["a","b"],"finalizers":["b"]}}"#),
-            (json!({"finalizers": ["a", "b"]}), json!({"finalizers": ["b", "a"]}), r#"{"metadata":{"$setElementOrder/finalizers":["b","a"]}}"#),
-            (json!({"finalizers": ["a", "b"]}), json!({"finalizers": ["b", "c"]}), r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"$setElementOrder/finalizers":["b","c"],"finalizers":["c"]}}"#),
-            (json!({"finalizers": ["a"]}), json!({}), r#"{"metadata":{"finalizers":null}}"#),
-            (json!({}), json!({"finalizers": ["a"]}), r#"{"metadata":{"finalizers":["a"]}}"#),
-            (json!({"name": "x"}), json!({"name": "y"}), r#"{"metadata":{"name":"y"}}"#),
+            (
+                json!({"labels": {"k": "v"}}),
+                json!({"labels": {"k": "v", "k1": "v1"}}),
+                r#"{"metadata":{"labels":{"k1":"v1"}}}"#,
+            ),
+            (
+                json!({"labels": {"k": "v"}}),
+                json!({"labels": {"k": "v"}}),
+                "{}",
+            ),
+            (
+                json!({"labels": {"k": "v"}}),
+                json!({}),
+                r#"{"metadata":{"labels":null}}"#,
+            ),
+            (
+                json!({}),
+                json!({"annotations": {"a": "<&>"}}),
+                r#"{"metadata":{"annotations":{"a":"\u003c\u0026\u003e"}}}"#,
+            ),
+            (
+                json!({"finalizers": ["a"]}),
+                json!({"finalizers": ["a", "b"]}),
+                r#"{"metadata":{"$setElementOrder/finalizers":["a","b"],"finalizers":["b"]}}"#,
+            ),
+            (
+                json!({"finalizers": ["a", "b"]}),
+                json!({"finalizers": ["b", "a"]}),
+                r#"{"metadata":{"$setElementOrder/finalizers":["b","a"]}}"#,
+            ),
+            (
+                json!({"finalizers": ["a", "b"]}),
+                json!({"finalizers": ["b", "c"]}),
+                r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"$setElementOrder/finalizers":["b","c"],"finalizers":["c"]}}"#,
+            ),
+            (
+                json!({"finalizers": ["a"]}),
+                json!({}),
+                r#"{"metadata":{"finalizers":null}}"#,
+            ),
+            (
+                json!({}),
+                json!({"finalizers": ["a"]}),
+                r#"{"metadata":{"finalizers":["a"]}}"#,
+            ),
+            (
+                json!({"name": "x"}),
+                json!({"name": "y"}),
+                r#"{"metadata":{"name":"y"}}"#,
+            ),
         ];
         for (old, new, expected) in cases {
-            assert_eq!(two_way_metadata_patch(&old, &new), expected, "{old} -> {new}");
+            assert_eq!(
+                two_way_metadata_patch(&old, &new),
+                expected,
+                "{old} -> {new}"
+            );
             // Applying the patch to the old metadata gives the new one.
             assert_eq!(apply(old.clone(), expected), new, "{old} + {expected}");
         }
@@ -413,7 +478,10 @@ mod tests {
             apply(json!({}), r#"{"metadata":{"labels":{"a":"1","b":null}}}"#),
             json!({"labels": {"a": "1"}})
         );
-        assert_eq!(apply(json!({"labels": {"a": "1"}}), "{}"), json!({"labels": {"a": "1"}}));
+        assert_eq!(
+            apply(json!({"labels": {"a": "1"}}), "{}"),
+            json!({"labels": {"a": "1"}})
+        );
     }
 
     #[test]
@@ -428,7 +496,10 @@ mod tests {
             Err(MergeError::Unsupported(_))
         ));
         assert!(matches!(
-            apply_metadata_patch(&mut meta, br#"{"metadata":{"$deleteFromPrimitiveList/finalizers":"a"}}"#),
+            apply_metadata_patch(
+                &mut meta,
+                br#"{"metadata":{"$deleteFromPrimitiveList/finalizers":"a"}}"#
+            ),
             Err(MergeError::Directive { .. })
         ));
     }

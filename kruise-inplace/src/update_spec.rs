@@ -103,15 +103,16 @@ impl UpdateSpec {
             None => None,
             Some(encoded) => {
                 // Go's decoder skips line breaks inside base64 text.
-                let compact: String = encoded.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
-                Some(
-                    STANDARD
-                        .decode(compact.as_bytes())
-                        .map_err(|source| UpdateSpecError::Base64 {
-                            value: encoded.chars().take(200).collect(),
-                            source,
-                        })?,
-                )
+                let compact: String = encoded
+                    .chars()
+                    .filter(|c| !matches!(c, '\r' | '\n'))
+                    .collect();
+                Some(STANDARD.decode(compact.as_bytes()).map_err(|source| {
+                    UpdateSpecError::Base64 {
+                        value: encoded.chars().take(200).collect(),
+                        source,
+                    }
+                })?)
             }
         };
         Ok(Self {
@@ -170,7 +171,11 @@ impl Serialize for UpdateSpec {
                 .collect();
             fields.serialize_field("containerResources", &resources)?;
         }
-        if let Some(patch) = self.meta_data_patch.as_ref().filter(|patch| !patch.is_empty()) {
+        if let Some(patch) = self
+            .meta_data_patch
+            .as_ref()
+            .filter(|patch| !patch.is_empty())
+        {
             fields.serialize_field("metaDataPatch", &STANDARD.encode(patch))?;
         }
         if self.update_env_from_metadata {
@@ -196,13 +201,25 @@ impl Serialize for GoResources<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let resources = self.0;
         let mut map = serializer.serialize_map(None)?;
-        if let Some(limits) = resources.limits.as_ref().filter(|limits| !limits.is_empty()) {
+        if let Some(limits) = resources
+            .limits
+            .as_ref()
+            .filter(|limits| !limits.is_empty())
+        {
             map.serialize_entry("limits", limits)?;
         }
-        if let Some(requests) = resources.requests.as_ref().filter(|requests| !requests.is_empty()) {
+        if let Some(requests) = resources
+            .requests
+            .as_ref()
+            .filter(|requests| !requests.is_empty())
+        {
             map.serialize_entry("requests", requests)?;
         }
-        if let Some(claims) = resources.claims.as_ref().filter(|claims| !claims.is_empty()) {
+        if let Some(claims) = resources
+            .claims
+            .as_ref()
+            .filter(|claims| !claims.is_empty())
+        {
             map.serialize_entry("claims", claims)?;
         }
         map.end()
@@ -271,6 +288,11 @@ mod tests {
             Err(UpdateSpecError::Json { .. })
         ));
         let error = UpdateSpec::from_json(r#"{"revision":"r","metaDataPatch":"***"}"#).unwrap_err();
-        assert!(error.to_string().starts_with("invalid update spec: metaDataPatch \"***\""), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("invalid update spec: metaDataPatch \"***\""),
+            "{error}"
+        );
     }
 }

@@ -1,5 +1,12 @@
 //! The fuzz corpus of the in-place annotation parsers (`fuzz/seeds/inplace_state`), run deterministically so
 //! that the normal test command exercises the fuzz harness.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::needless_pass_by_value
+)] // test code
 
 #[path = "harness/annotations.rs"]
 mod harness;
@@ -7,9 +14,16 @@ mod harness;
 #[test]
 fn corpus() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/seeds/inplace_state");
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|entry| entry.unwrap().path()).collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
     entries.sort();
-    assert!(entries.len() >= 40, "the corpus holds {} inputs", entries.len());
+    assert!(
+        entries.len() >= 40,
+        "the corpus holds {} inputs",
+        entries.len()
+    );
     for path in entries {
         let data = std::fs::read(&path).unwrap();
         let result = std::panic::catch_unwind(|| harness::run(&data));

@@ -1,5 +1,12 @@
 //! Property tests: apply + refresh on a simulated kubelet always ends completed with every container on its new
 //! image; every outcome's patches reproduce its pod; quantities and metadata patches round-trip.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::needless_pass_by_value
+)] // test code
 
 mod common;
 
@@ -7,7 +14,10 @@ use std::collections::BTreeMap;
 
 use common::*;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
-use kruise_inplace::{RevisionLabels, UpdateOptions, apply, calculate_templates, completion, quantity, refresh, strategic_merge};
+use kruise_inplace::{
+    RevisionLabels, UpdateOptions, apply, calculate_templates, completion, quantity, refresh,
+    strategic_merge,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -32,8 +42,13 @@ struct Plan {
 }
 
 fn plans() -> impl Strategy<Value = Plan> {
-    let container = (any::<bool>(), proptest::option::of(-2_i8..3), any::<bool>())
-        .prop_map(|(image_changes, priority, reads_label)| ContainerPlan { image_changes, priority, reads_label });
+    let container = (any::<bool>(), proptest::option::of(-2_i8..3), any::<bool>()).prop_map(
+        |(image_changes, priority, reads_label)| ContainerPlan {
+            image_changes,
+            priority,
+            reads_label,
+        },
+    );
     (
         proptest::collection::vec(container, 1..5),
         any::<bool>(),
@@ -45,17 +60,29 @@ fn plans() -> impl Strategy<Value = Plan> {
         any::<bool>(),
         any::<bool>(),
     )
-        .prop_map(|(containers, label_changes, annotation_changes, ordered, gate, grace, daemon, cloneset_labels, short_hash)| Plan {
-            containers,
-            label_changes,
-            annotation_changes,
-            ordered,
-            gate,
-            grace,
-            daemon,
-            cloneset_labels,
-            short_hash,
-        })
+        .prop_map(
+            |(
+                containers,
+                label_changes,
+                annotation_changes,
+                ordered,
+                gate,
+                grace,
+                daemon,
+                cloneset_labels,
+                short_hash,
+            )| Plan {
+                containers,
+                label_changes,
+                annotation_changes,
+                ordered,
+                gate,
+                grace,
+                daemon,
+                cloneset_labels,
+                short_hash,
+            },
+        )
 }
 
 fn template(plan: &Plan, new: bool) -> PodTemplateSpec {
@@ -78,9 +105,19 @@ fn template(plan: &Plan, new: bool) -> PodTemplateSpec {
         .collect();
     let mut annotations = BTreeMap::new();
     if plan.ordered {
-        annotations.insert("apps.kruise.io/container-launch-priority", "Ordered".to_owned());
+        annotations.insert(
+            "apps.kruise.io/container-launch-priority",
+            "Ordered".to_owned(),
+        );
     }
-    annotations.insert("note", if new && plan.annotation_changes { "b".to_owned() } else { "a".to_owned() });
+    annotations.insert(
+        "note",
+        if new && plan.annotation_changes {
+            "b".to_owned()
+        } else {
+            "a".to_owned()
+        },
+    );
     let label = if plan.label_changes { version } else { "1" };
     serde_json::from_value(json!({
         "metadata": {"labels": {"app": "x", "l": label}, "annotations": annotations},
@@ -90,13 +127,26 @@ fn template(plan: &Plan, new: bool) -> PodTemplateSpec {
 }
 
 fn created(template: &PodTemplateSpec, plan: &Plan) -> Pod {
-    let mut pod = Pod { metadata: template.metadata.clone().unwrap(), spec: template.spec.clone(), ..Pod::default() };
+    let mut pod = Pod {
+        metadata: template.metadata.clone().unwrap(),
+        spec: template.spec.clone(),
+        ..Pod::default()
+    };
     pod.metadata.name = Some("p-0".into());
     pod.metadata.namespace = Some("default".into());
     pod.metadata.resource_version = Some("100".into());
-    pod.metadata.labels.as_mut().unwrap().insert("controller-revision-hash".into(), "p-old".into());
+    pod.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("controller-revision-hash".into(), "p-old".into());
     let annotations = pod.metadata.annotations.clone();
-    kruise_inplace::launch_priority::inject_barriers(pod.spec.as_mut().unwrap(), annotations.as_ref(), "p-0").unwrap();
+    kruise_inplace::launch_priority::inject_barriers(
+        pod.spec.as_mut().unwrap(),
+        annotations.as_ref(),
+        "p-0",
+    )
+    .unwrap();
     if plan.gate {
         kruise_inplace::condition::inject_readiness_gate(&mut pod);
     }

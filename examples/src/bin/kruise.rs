@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::{self, crds::CrdsArgs};
+use kruise_examples::cli::{self, crds::CrdsArgs, inplace::InplaceCommand};
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]
@@ -17,6 +17,9 @@ struct Cli {
 enum Command {
     /// Print every OpenKruise CustomResourceDefinition as a YAML stream (ready for `kubectl apply -f -`).
     Crds(CrdsArgs),
+    /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
+    #[command(subcommand)]
+    Inplace(InplaceCommand),
 }
 
 fn main() -> ExitCode {
@@ -24,6 +27,7 @@ fn main() -> ExitCode {
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     let result = match &cli.command {
         Command::Crds(args) => cli::crds::run(args, &mut stdout, &mut stderr),
+        Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

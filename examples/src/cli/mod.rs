@@ -4,6 +4,7 @@
 //! success, 2 on invalid input with a one-line message on standard error that names the problem.
 
 pub mod crds;
+pub mod inplace;
 pub mod input;
 pub mod output;
 

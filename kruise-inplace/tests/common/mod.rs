@@ -22,7 +22,11 @@ pub fn plus(now: Timestamp, seconds: i64) -> Timestamp {
 }
 
 pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    pod.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
 }
 
 pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
@@ -40,8 +44,16 @@ pub fn image<'a>(pod: &'a Pod, container: &str) -> &'a str {
         .unwrap_or("")
 }
 
-pub fn condition<'a>(pod: &'a Pod, type_: &str) -> Option<&'a k8s_openapi::api::core::v1::PodCondition> {
-    pod.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == type_)
+pub fn condition<'a>(
+    pod: &'a Pod,
+    type_: &str,
+) -> Option<&'a k8s_openapi::api::core::v1::PodCondition> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)
 }
 
 pub fn state(pod: &Pod) -> kruise_api::inplace::InPlaceUpdateState {
@@ -60,14 +72,22 @@ pub fn assert_patches_reproduce(before: &Pod, outcome: &Outcome) {
             .filter(|op| matches!(op, json_patch::PatchOperation::Test(_)))
             .count();
         let expected_tests = usize::from(index == 0 && before.metadata.resource_version.is_some());
-        assert_eq!(tests, expected_tests, "write {index} ({:?})", write.subresource);
+        assert_eq!(
+            tests, expected_tests,
+            "write {index} ({:?})",
+            write.subresource
+        );
         json_patch::patch(&mut document, &write.patch).unwrap_or_else(|error| {
             panic!("write {index} does not apply: {error}: {:?}", write.patch)
         });
         if write.subresource == Subresource::Status {
             assert!(
-                write.patch.0.iter().all(|op| op.path().as_str().starts_with("/status")
-                    || op.path().as_str() == "/metadata/resourceVersion"),
+                write
+                    .patch
+                    .0
+                    .iter()
+                    .all(|op| op.path().as_str().starts_with("/status")
+                        || op.path().as_str() == "/metadata/resourceVersion"),
                 "status write touches more than status: {:?}",
                 write.patch
             );
@@ -77,7 +97,10 @@ pub fn assert_patches_reproduce(before: &Pod, outcome: &Outcome) {
 }
 
 fn digest(image: &str) -> String {
-    format!("sha256:{:016x}", u64::from(container_hash::deep_hash_bytes(image.as_bytes())))
+    format!(
+        "sha256:{:016x}",
+        u64::from(container_hash::deep_hash_bytes(image.as_bytes()))
+    )
 }
 
 /// A running pod's container statuses for its spec: every container ready, running its spec image.
@@ -107,9 +130,18 @@ pub fn running_statuses(pod: &mut Pod) {
 /// with the new image (not ready yet); a restarted container becomes ready on the next step.
 pub fn kubelet_step(pod: &mut Pod) {
     let containers = pod.spec.as_ref().unwrap().containers.clone();
-    let statuses = pod.status.as_mut().unwrap().container_statuses.as_mut().unwrap();
+    let statuses = pod
+        .status
+        .as_mut()
+        .unwrap()
+        .container_statuses
+        .as_mut()
+        .unwrap();
     for container in &containers {
-        let status = statuses.iter_mut().find(|s| s.name == container.name).unwrap();
+        let status = statuses
+            .iter_mut()
+            .find(|s| s.name == container.name)
+            .unwrap();
         let wanted = container.image.clone().unwrap_or_default();
         if status.image != wanted {
             restart(status, &wanted);
@@ -123,7 +155,10 @@ fn restart(status: &mut ContainerStatus, image: &str) {
     status.image = image.to_owned();
     status.image_id = digest(image);
     status.restart_count += 1;
-    status.container_id = Some(format!("containerd://{}-{}", status.name, status.restart_count));
+    status.container_id = Some(format!(
+        "containerd://{}-{}",
+        status.name, status.restart_count
+    ));
     status.ready = false;
 }
 
@@ -134,12 +169,23 @@ pub fn daemon_step(pod: &mut Pod) {
     let containers = pod.spec.as_ref().unwrap().containers.clone();
     let labels = pod.metadata.labels.clone();
     let annotations = pod.metadata.annotations.clone();
-    let previous: Option<RuntimeContainerMetaSet> = kruise_inplace::state::read_runtime_meta(pod).unwrap();
-    let statuses = pod.status.as_mut().unwrap().container_statuses.as_mut().unwrap();
+    let previous: Option<RuntimeContainerMetaSet> =
+        kruise_inplace::state::read_runtime_meta(pod).unwrap();
+    let statuses = pod
+        .status
+        .as_mut()
+        .unwrap()
+        .container_statuses
+        .as_mut()
+        .unwrap();
     let mut metas = Vec::new();
     for container in &containers {
-        let status = statuses.iter_mut().find(|s| s.name == container.name).unwrap();
-        let env_hash = env_from_metadata::expected_hash(container, labels.as_ref(), annotations.as_ref());
+        let status = statuses
+            .iter_mut()
+            .find(|s| s.name == container.name)
+            .unwrap();
+        let env_hash =
+            env_from_metadata::expected_hash(container, labels.as_ref(), annotations.as_ref());
         let reported = previous
             .as_ref()
             .and_then(|set| set.containers.iter().find(|m| m.name == container.name))
@@ -162,8 +208,11 @@ pub fn daemon_step(pod: &mut Pod) {
             },
         });
     }
-    pod.metadata.annotations.get_or_insert_with(Default::default).insert(
-        kruise_api::keys::inplace::RUNTIME_CONTAINERS_META_ANNOTATION.into(),
-        serde_json::to_string(&RuntimeContainerMetaSet { containers: metas }).unwrap(),
-    );
+    pod.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            kruise_api::keys::inplace::RUNTIME_CONTAINERS_META_ANNOTATION.into(),
+            serde_json::to_string(&RuntimeContainerMetaSet { containers: metas }).unwrap(),
+        );
 }

@@ -7,8 +7,12 @@
 //! and what parses must keep its canonical form through another round trip.
 
 use k8s_openapi::api::core::v1::Pod;
-use kruise_api::keys::inplace::{GRACE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION, STATE_ANNOTATION};
-use kruise_inplace::{FeatureGates, UpdateOptions, UpdateSpec, completion, quantity, refresh, state, strategic_merge};
+use kruise_api::keys::inplace::{
+    GRACE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION, STATE_ANNOTATION,
+};
+use kruise_inplace::{
+    FeatureGates, UpdateOptions, UpdateSpec, completion, quantity, refresh, state, strategic_merge,
+};
 
 pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -28,10 +32,11 @@ pub fn run(data: &[u8]) {
             let again = UpdateSpec::from_json(&written).expect("a written spec parses");
             assert_eq!(again.to_json(), written, "update spec round trip");
         }
-        if let Ok(parsed) = quantity::parse(candidate) {
-            if let Some(canonical) = parsed.to_canonical() {
-                assert_eq!(quantity::parse(&canonical).expect("canonical parses"), parsed, "{candidate}");
-            }
+        if let Ok(parsed) = quantity::parse(candidate)
+            && let Some(canonical) = parsed.to_canonical()
+        {
+            let again = quantity::parse(&canonical).expect("canonical parses");
+            assert_eq!(again, parsed, "{candidate}");
         }
         let mut meta = serde_json::Map::new();
         let _ = strategic_merge::apply_metadata_patch(&mut meta, candidate.as_bytes());
@@ -50,18 +55,27 @@ pub fn run(data: &[u8]) {
             {"name": "c2", "image": "b:latest", "imageID": "y", "ready": false, "restartCount": 0}]}
     }))
     .expect("the base pod parses");
-    let annotations = pod.metadata.annotations.get_or_insert_with(Default::default);
+    let annotations = pod
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
     annotations.insert(STATE_ANNOTATION.to_owned(), state_value.to_owned());
     if let Some(grace) = grace_value {
         annotations.insert(GRACE_ANNOTATION.to_owned(), grace.to_owned());
     }
     if let Some(meta) = meta_value {
-        annotations.insert(RUNTIME_CONTAINERS_META_ANNOTATION.to_owned(), meta.to_owned());
+        annotations.insert(
+            RUNTIME_CONTAINERS_META_ANNOTATION.to_owned(),
+            meta.to_owned(),
+        );
     }
     let now = "2024-05-01T10:00:00Z".parse().expect("a timestamp");
     for vertical in [false, true] {
         let options = UpdateOptions {
-            gates: FeatureGates { in_place_workload_vertical_scaling: vertical, ..FeatureGates::default() },
+            gates: FeatureGates {
+                in_place_workload_vertical_scaling: vertical,
+                ..FeatureGates::default()
+            },
             ..UpdateOptions::default()
         };
         let _ = completion::check(&pod, &options);
@@ -70,7 +84,10 @@ pub fn run(data: &[u8]) {
             for write in &outcome.writes {
                 json_patch::patch(&mut document, &write.patch).expect("an outcome's patch applies");
             }
-            assert_eq!(document, serde_json::to_value(&outcome.pod).expect("a pod serialises"));
+            assert_eq!(
+                document,
+                serde_json::to_value(&outcome.pod).expect("a pod serialises")
+            );
         }
     }
 }
