@@ -2,9 +2,10 @@
 //! (and its legacy key), `apps.kruise.io/inplace-update-grace` (and its legacy key) and
 //! `apps.kruise.io/runtime-containers-meta`.
 //!
-//! Go is lenient where serde is strict: a missing or `null` `updateTimestamp` is Go's zero time, written back
-//! as `null`. [`parse_state`] accepts that (holding the zero time as [`go_zero_time`]) and [`format_state`]
-//! writes it back as Go does; [`format_state`] also applies Go's escaping of `<`, `>` and `&`.
+//! Go is lenient where serde is strict: a missing or `null` field is the zero value (`""`, an empty list, Go's
+//! zero time, which Go writes back as `null`), and a `null` map entry is the zero value of the entry type.
+//! [`parse_state`] accepts the same inputs (holding the zero time as [`go_zero_time`]) and [`format_state`]
+//! writes them back as Go does; [`format_state`] also applies Go's escaping of `<`, `>` and `&`.
 //!
 //! ```
 //! use kruise_inplace::state;
@@ -62,25 +63,87 @@ pub fn parse_state(value: &str) -> Result<InPlaceUpdateState, AnnotationError> {
         source,
     };
     let mut json: Value = serde_json::from_str(value).map_err(error)?;
-    if let Value::Object(fields) = &mut json {
-        fill_zero_time(fields, "updateTimestamp");
-        if let Some(Value::Array(batches)) = fields.get_mut("containerBatchesRecord") {
-            for batch in batches {
-                if let Value::Object(batch) = batch {
-                    fill_zero_time(batch, "timestamp");
+    go_lenient_state(&mut json);
+    serde_json::from_value(json).map_err(error)
+}
+
+/// Rewrites what Go reads as zero values (missing or `null` fields, `null` entries) into what serde accepts.
+fn go_lenient_state(json: &mut Value) {
+    let Value::Object(fields) = json else {
+        return;
+    };
+    strip_null_fields(fields);
+    fill(fields, "revision", || Value::String(String::new()));
+    fill(fields, "updateTimestamp", zero_time_value);
+    for key in [
+        "lastContainerStatuses",
+        "nextContainerRefMetadata",
+        "nextContainerResources",
+    ] {
+        if let Some(Value::Object(entries)) = fields.get_mut(key) {
+            entries.values_mut().for_each(struct_entry);
+            for entry in entries.values_mut() {
+                if let Value::Object(entry) = entry {
+                    for map in ["labels", "annotations"] {
+                        if let Some(Value::Object(map)) = entry.get_mut(map) {
+                            map.values_mut().for_each(string_entry);
+                        }
+                    }
                 }
             }
         }
     }
-    serde_json::from_value(json).map_err(error)
+    if let Some(Value::Object(images)) = fields.get_mut("nextContainerImages") {
+        images.values_mut().for_each(string_entry);
+    }
+    if let Some(Value::Object(pre_check)) = fields.get_mut("preCheckBeforeNext") {
+        strip_null_fields(pre_check);
+        if let Some(Value::Array(names)) = pre_check.get_mut("containersRequiredReady") {
+            names.iter_mut().for_each(string_entry);
+        }
+    }
+    if let Some(Value::Array(batches)) = fields.get_mut("containerBatchesRecord") {
+        for batch in batches {
+            struct_entry(batch);
+            if let Value::Object(batch) = batch {
+                fill(batch, "timestamp", zero_time_value);
+                fill(batch, "containers", || Value::Array(Vec::new()));
+                if let Some(Value::Array(names)) = batch.get_mut("containers") {
+                    names.iter_mut().for_each(string_entry);
+                }
+            }
+        }
+    }
 }
 
-fn fill_zero_time(fields: &mut serde_json::Map<String, Value>, key: &str) {
-    if fields.get(key).is_none_or(Value::is_null) {
-        fields.insert(
-            key.to_owned(),
-            Value::String(ZERO_TIME_TEXT.trim_matches('"').to_owned()),
-        );
+fn zero_time_value() -> Value {
+    Value::String(ZERO_TIME_TEXT.trim_matches('"').to_owned())
+}
+
+fn fill(fields: &mut serde_json::Map<String, Value>, key: &str, zero: impl FnOnce() -> Value) {
+    if !fields.contains_key(key) {
+        fields.insert(key.to_owned(), zero());
+    }
+}
+
+fn strip_null_fields(fields: &mut serde_json::Map<String, Value>) {
+    fields.retain(|_, value| !value.is_null());
+}
+
+/// A `null` entry of a map or list of structs is the zero struct; `null` fields inside are unset.
+fn struct_entry(value: &mut Value) {
+    if value.is_null() {
+        *value = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(fields) = value {
+        strip_null_fields(fields);
+    }
+}
+
+/// A `null` entry of a map or list of strings is `""`.
+fn string_entry(value: &mut Value) {
+    if value.is_null() {
+        *value = Value::String(String::new());
     }
 }
 
@@ -156,11 +219,24 @@ pub fn remove_grace(pod: &mut Pod) {
 pub fn read_runtime_meta(pod: &Pod) -> Result<Option<RuntimeContainerMetaSet>, AnnotationError> {
     annotation(pod, RUNTIME_CONTAINERS_META_ANNOTATION)
         .map(|value| {
-            serde_json::from_str(value).map_err(|source| AnnotationError {
+            let error = |source| AnnotationError {
                 key: RUNTIME_CONTAINERS_META_ANNOTATION,
                 value: value.chars().take(200).collect(),
                 source,
-            })
+            };
+            let mut json: Value = serde_json::from_str(value).map_err(error)?;
+            if let Value::Object(fields) = &mut json {
+                strip_null_fields(fields);
+                if let Some(Value::Array(containers)) = fields.get_mut("containers") {
+                    for container in containers {
+                        struct_entry(container);
+                        if let Some(hashes) = container.get_mut("hashes") {
+                            struct_entry(hashes);
+                        }
+                    }
+                }
+            }
+            serde_json::from_value(json).map_err(error)
         })
         .transpose()
 }
@@ -183,6 +259,26 @@ mod tests {
         let state = parse_state(written).unwrap();
         assert_eq!(state.next_container_ref_metadata["c"].labels["k"], "<v>");
         assert_eq!(format_state(&state), written);
+    }
+
+    #[test]
+    fn nulls_and_missing_fields_are_zero_values() {
+        let state = parse_state(
+            r#"{"lastContainerStatuses":{"c1":null,"c2":{"imageID":null}},"nextContainerImages":{"c3":null},"preCheckBeforeNext":{"containersRequiredReady":null},"containerBatchesRecord":[null,{"containers":[null]}],"updateImages":null}"#,
+        )
+        .unwrap();
+        assert_eq!(state.revision, "");
+        assert_eq!(
+            state.last_container_statuses.as_ref().unwrap()["c1"].image_id,
+            ""
+        );
+        assert_eq!(state.next_container_images["c3"], "");
+        assert_eq!(state.container_batches_record.len(), 2);
+        assert_eq!(state.container_batches_record[1].containers, [""]);
+        assert_eq!(
+            format_state(&state),
+            r#"{"revision":"","updateTimestamp":null,"lastContainerStatuses":{"c1":{},"c2":{}},"nextContainerImages":{"c3":""},"preCheckBeforeNext":{},"containerBatchesRecord":[{"timestamp":null,"containers":[]},{"timestamp":null,"containers":[""]}]}"#
+        );
     }
 
     #[test]

@@ -95,10 +95,35 @@ impl UpdateSpec {
     /// # Errors
     /// [`UpdateSpecError`] when the text is not an update spec.
     pub fn from_json(text: &str) -> Result<Self, UpdateSpecError> {
-        let wire: Wire = serde_json::from_str(text).map_err(|source| UpdateSpecError::Json {
+        let error = |source| UpdateSpecError::Json {
             value: text.chars().take(200).collect(),
             source,
-        })?;
+        };
+        let mut json: serde_json::Value = serde_json::from_str(text).map_err(error)?;
+        // Go reads a `null` entry or field as its zero value.
+        if let Some(serde_json::Value::Object(entries)) = json.get_mut("containerRefMetadata") {
+            for entry in entries.values_mut() {
+                if entry.is_null() {
+                    *entry = serde_json::Value::Object(serde_json::Map::new());
+                }
+                if let serde_json::Value::Object(fields) = entry {
+                    fields.retain(|key, value| !value.is_null() || key == "creationTimestamp");
+                    for map in ["labels", "annotations"] {
+                        if let Some(serde_json::Value::Object(map)) = fields.get_mut(map) {
+                            for value in map.values_mut().filter(|value| value.is_null()) {
+                                *value = serde_json::Value::String(String::new());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(serde_json::Value::Object(images)) = json.get_mut("containerImages") {
+            for value in images.values_mut().filter(|value| value.is_null()) {
+                *value = serde_json::Value::String(String::new());
+            }
+        }
+        let wire: Wire = serde_json::from_value(json).map_err(error)?;
         let meta_data_patch = match wire.meta_data_patch {
             None => None,
             Some(encoded) => {
