@@ -55,7 +55,7 @@ pub fn apply(
     now: Timestamp,
     options: &UpdateOptions,
 ) -> Result<Outcome, Error> {
-    apply_with(pod, spec, now, options, |_| {})
+    start(pod, spec, now, options, None)
 }
 
 /// [`apply`] with the caller's additional changes to the pod (upstream's `AdditionalFuncs`), made after the
@@ -70,13 +70,28 @@ pub fn apply_with(
     options: &UpdateOptions,
     additional: impl FnOnce(&mut Pod),
 ) -> Result<Outcome, Error> {
+    start(pod, spec, now, options, Some(Box::new(additional)))
+}
+
+type Additional<'a> = Box<dyn FnOnce(&mut Pod) + 'a>;
+
+fn start(
+    pod: &Pod,
+    spec: &UpdateSpec,
+    now: Timestamp,
+    options: &UpdateOptions,
+    additional: Option<Additional<'_>>,
+) -> Result<Outcome, Error> {
     let mut updated = pod.clone();
     if needs_unready(pod, spec, options) {
         condition::update_condition(&mut updated, condition::not_ready_condition(now), now);
     }
 
     write_revision(&mut updated, &spec.revision, options.revision_labels);
-    additional(&mut updated);
+    let arbitrary = additional.is_some();
+    if let Some(additional) = additional {
+        additional(&mut updated);
+    }
     let mut fresh = InPlaceUpdateState {
         revision: spec.revision.clone(),
         update_timestamp: Time(now),
@@ -103,7 +118,11 @@ pub fn apply_with(
             .insert(GRACE_ANNOTATION.to_owned(), spec.to_json());
     }
 
-    let mut outcome = Outcome::between(pod, updated, options.resize_subresource);
+    let mut outcome = if arbitrary {
+        Outcome::between(pod, updated, options.resize_subresource)
+    } else {
+        Outcome::between_steps(pod, updated, options.resize_subresource)
+    };
     if options.grace_period_seconds > 0 {
         outcome.requeue_after = Some(Duration::from_secs(
             u64::try_from(options.grace_period_seconds).unwrap_or_default(),

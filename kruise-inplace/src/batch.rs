@@ -152,7 +152,7 @@ fn apply_metadata_patch(pod: &mut Pod, patch: &[u8]) -> Result<(), Error> {
     };
     let fields =
         strategic_merge::parse_metadata_patch(patch).map_err(|source| error(pod, source))?;
-    if fields.is_empty() {
+    if fields.is_empty() || merge_string_maps(&mut pod.metadata, &fields) {
         return Ok(());
     }
     let only_maps = fields.keys().all(|key| {
@@ -207,6 +207,48 @@ fn apply_metadata_patch(pod: &mut Pod, patch: &[u8]) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// The common case, merged without JSON round trips: only `labels` and `annotations`, each `null` or an object
+/// of strings and `null`s. Returns `false` (changing nothing) for any other patch.
+fn merge_string_maps(
+    metadata: &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    fields: &serde_json::Map<String, Value>,
+) -> bool {
+    let simple = fields.iter().all(|(key, value)| {
+        (key == "labels" || key == "annotations")
+            && match value {
+                Value::Null => true,
+                Value::Object(entries) => entries.values().all(|v| v.is_string() || v.is_null()),
+                _ => false,
+            }
+    });
+    if !simple {
+        return false;
+    }
+    for (key, value) in fields {
+        let target = if key == "labels" {
+            &mut metadata.labels
+        } else {
+            &mut metadata.annotations
+        };
+        let Value::Object(entries) = value else {
+            *target = None;
+            continue;
+        };
+        let map = target.get_or_insert_with(BTreeMap::new);
+        for (entry, entry_value) in entries {
+            match entry_value {
+                Value::String(text) => {
+                    map.insert(entry.clone(), text.clone());
+                }
+                _ => {
+                    map.remove(entry);
+                }
+            }
+        }
+    }
+    true
 }
 
 fn to_value<T: serde::Serialize>(value: &T) -> Value {

@@ -65,10 +65,20 @@ impl Outcome {
         }
     }
 
-    /// The writes that turn `before` into `after`.
+    /// The writes that turn `before` into `after`, whatever changed.
     #[must_use]
-    pub fn between(before: &Pod, mut after: Pod, resize_subresource: bool) -> Self {
-        let writes = writes(before, &mut after, resize_subresource);
+    pub fn between(before: &Pod, after: Pod, resize_subresource: bool) -> Self {
+        Self::diff(before, after, resize_subresource, Scope::Any)
+    }
+
+    /// [`Self::between`] for the changes this crate's own steps make: metadata, container images and
+    /// resources, and status conditions (the rest of the spec and status is not compared).
+    pub(crate) fn between_steps(before: &Pod, after: Pod, resize_subresource: bool) -> Self {
+        Self::diff(before, after, resize_subresource, Scope::Steps)
+    }
+
+    fn diff(before: &Pod, mut after: Pod, resize_subresource: bool, scope: Scope) -> Self {
+        let writes = writes(before, &mut after, resize_subresource, scope);
         Self {
             pod: after,
             writes,
@@ -92,8 +102,29 @@ impl Outcome {
     }
 }
 
+/// Which parts of a pod may differ.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Anything.
+    Any,
+    /// Metadata, container images and resources, status conditions.
+    Steps,
+}
+
+/// A JSON pointer from unescaped tokens.
 fn pointer(tokens: &[&str]) -> PointerBuf {
-    PointerBuf::from_tokens(tokens.iter().copied())
+    let mut text = String::with_capacity(tokens.iter().map(|token| token.len() + 1).sum());
+    for token in tokens {
+        text.push('/');
+        for ch in token.chars() {
+            match ch {
+                '~' => text.push_str("~0"),
+                '/' => text.push_str("~1"),
+                _ => text.push(ch),
+            }
+        }
+    }
+    PointerBuf::parse(text).unwrap_or_else(|_| PointerBuf::from_tokens(tokens.iter().copied()))
 }
 
 fn to_value<T: Serialize>(value: &T) -> Value {
@@ -129,27 +160,34 @@ fn set_optional<T: Serialize + PartialEq>(
 
 fn map_ops(
     ops: &mut Vec<PatchOperation>,
-    base: &[&str],
+    base: [&str; 2],
     before: Option<&BTreeMap<String, String>>,
     after: Option<&BTreeMap<String, String>>,
 ) {
     let (Some(before), Some(after)) = (before, after) else {
-        set_optional(ops, pointer(base), before, after);
+        set_optional(ops, pointer(&base), before, after);
         return;
     };
+    let [first, second] = base;
     for (key, value) in after {
-        let mut path = pointer(base);
-        path.push_back(key.as_str());
         match before.get(key) {
-            None => add(ops, path, Value::String(value.clone())),
-            Some(old) if old != value => replace(ops, path, Value::String(value.clone())),
+            None => add(
+                ops,
+                pointer(&[first, second, key]),
+                Value::String(value.clone()),
+            ),
+            Some(old) if old != value => {
+                replace(
+                    ops,
+                    pointer(&[first, second, key]),
+                    Value::String(value.clone()),
+                );
+            }
             Some(_) => {}
         }
     }
     for key in before.keys().filter(|key| !after.contains_key(*key)) {
-        let mut path = pointer(base);
-        path.push_back(key.as_str());
-        remove(ops, path);
+        remove(ops, pointer(&[first, second, key]));
     }
 }
 
@@ -179,9 +217,9 @@ fn prefix_op(prefix: &PointerBuf, op: PatchOperation) -> PatchOperation {
     }
 }
 
-fn writes(before: &Pod, after: &mut Pod, resize_subresource: bool) -> Vec<Write> {
+fn writes(before: &Pod, after: &mut Pod, resize_subresource: bool, scope: Scope) -> Vec<Write> {
     let mut writes = Vec::new();
-    let status_ops = status_ops(before, after);
+    let status_ops = status_ops(before, after, scope);
     if !status_ops.is_empty() {
         writes.push(Write {
             subresource: Subresource::Status,
@@ -201,7 +239,7 @@ fn writes(before: &Pod, after: &mut Pod, resize_subresource: bool) -> Vec<Write>
         }
     }
     let mut pod_ops = metadata_ops(before, after);
-    spec_ops(&mut pod_ops, before, after, resize_subresource);
+    spec_ops(&mut pod_ops, before, after, resize_subresource, scope);
     if !pod_ops.is_empty() {
         writes.push(Write {
             subresource: Subresource::Pod,
@@ -228,13 +266,13 @@ fn metadata_ops(before: &Pod, after: &Pod) -> Vec<PatchOperation> {
     let (old, new) = (&before.metadata, &after.metadata);
     map_ops(
         &mut ops,
-        &["metadata", "labels"],
+        ["metadata", "labels"],
         old.labels.as_ref(),
         new.labels.as_ref(),
     );
     map_ops(
         &mut ops,
-        &["metadata", "annotations"],
+        ["metadata", "annotations"],
         old.annotations.as_ref(),
         new.annotations.as_ref(),
     );
@@ -310,6 +348,7 @@ fn spec_ops(
     before: &Pod,
     after: &mut Pod,
     resize_subresource: bool,
+    scope: Scope,
 ) {
     let (Some(old), Some(new)) = (&before.spec, &mut after.spec) else {
         if before.spec != after.spec {
@@ -324,8 +363,8 @@ fn spec_ops(
     };
     // The fast path covers what in-place steps change: container images and resources. Compare the rest by
     // putting the old images and resources into the new spec for a moment.
-    let mut same_rest = false;
-    if old.containers.len() == new.containers.len() {
+    let mut same_rest = scope == Scope::Steps && old.containers.len() == new.containers.len();
+    if !same_rest && old.containers.len() == new.containers.len() {
         let saved: Vec<_> = new
             .containers
             .iter_mut()
@@ -368,7 +407,7 @@ fn spec_ops(
     diff_under(ops, &["spec"], old, &target);
 }
 
-fn status_ops(before: &Pod, after: &mut Pod) -> Vec<PatchOperation> {
+fn status_ops(before: &Pod, after: &mut Pod, scope: Scope) -> Vec<PatchOperation> {
     let mut ops = Vec::new();
     let (Some(old), Some(new)) = (&before.status, &mut after.status) else {
         set_optional(
@@ -379,9 +418,12 @@ fn status_ops(before: &Pod, after: &mut Pod) -> Vec<PatchOperation> {
         );
         return ops;
     };
-    let conditions = std::mem::replace(&mut new.conditions, old.conditions.clone());
-    let same_rest = *old == *new;
-    new.conditions = conditions;
+    let same_rest = scope == Scope::Steps || {
+        let conditions = std::mem::replace(&mut new.conditions, old.conditions.clone());
+        let same = *old == *new;
+        new.conditions = conditions;
+        same
+    };
     let new = &*new;
     if !same_rest {
         diff_under(&mut ops, &["status"], old, new);

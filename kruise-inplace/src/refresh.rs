@@ -72,7 +72,11 @@ pub fn refresh(pod: &Pod, now: Timestamp, options: &UpdateOptions) -> Result<Out
     }
     let mut updated = pod.clone();
     condition::update_condition(&mut updated, condition::ready_condition(now), now);
-    Ok(Outcome::between(pod, updated, options.resize_subresource))
+    Ok(Outcome::between_steps(
+        pod,
+        updated,
+        options.resize_subresource,
+    ))
 }
 
 fn finish_grace_period(
@@ -103,7 +107,11 @@ fn finish_grace_period(
         batch::patch_spec_to_pod(&mut updated, &spec, &mut current, now, &options.gates)?;
     }
     state::remove_grace(&mut updated);
-    Ok(Outcome::between(pod, updated, options.resize_subresource))
+    Ok(Outcome::between_steps(
+        pod,
+        updated,
+        options.resize_subresource,
+    ))
 }
 
 /// Upstream's `roundupSeconds` of a positive duration.
@@ -150,7 +158,7 @@ fn next_batch(
     };
     let mut updated = pod.clone();
     batch::patch_spec_to_pod(&mut updated, &spec, current, now, &options.gates)?;
-    Ok(Some(Outcome::between(
+    Ok(Some(Outcome::between_steps(
         pod,
         updated,
         options.resize_subresource,
