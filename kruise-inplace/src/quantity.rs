@@ -442,3 +442,94 @@ fn strip_tens(mut mantissa: i128, mut exponent: i32) -> (i128, i32) {
     }
     (mantissa, exponent)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Canonical forms from Kubernetes' TestQuantityString (the alternate spellings it lists parse to the
+    /// canonical one) and a few more.
+    #[test]
+    fn canonical_forms() {
+        let cases = [
+            ("1Gi", "1Gi"),
+            ("300Mi", "300Mi"),
+            ("307200Ki", "300Mi"),
+            ("6Ki", "6Ki"),
+            ("1025024Mi", "1001Gi"),
+            ("1024Gi", "1Ti"),
+            ("1000M", "1G"),
+            ("0.001T", "1G"),
+            ("1000u", "1m"),
+            ("80m", "80m"),
+            ("1.08", "1080m"),
+            ("1080000000n", "1080m"),
+            ("300M", "300M"),
+            ("1234567M", "1234567M"),
+            ("3k", "3k"),
+            ("0", "0"),
+            ("00", "0"),
+            ("0Ki", "0"),
+            ("0e10", "0"),
+            (".001e12", "1e9"),
+            ("0.001e0", "1e-3"),
+            ("1000e-12", "1e-9"),
+            ("80e-3", "80e-3"),
+            ("300e6", "300e6"),
+            ("1e3", "1e3"),
+            ("1.5e3", "1500"),
+            ("80n", "80n"),
+            ("1u", "1u"),
+            ("1000m", "1"),
+            ("0.5", "500m"),
+            ("1000", "1k"),
+            ("1.5Gi", "1536Mi"),
+            ("0.5Gi", "512Mi"),
+            ("1023Ki", "1023Ki"),
+            ("0.5Ki", "512"),
+            ("1.5Ki", "1536"),
+            ("1.0000000001", "1000000001n"),
+            ("0.0000000001", "1n"),
+            ("-0.0000000001", "-1n"),
+            ("-1Ki", "-1Ki"),
+            ("-1000m", "-1"),
+            ("+5", "5"),
+            ("1.G", "1G"),
+            ("12E", "12E"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(canonical(input).unwrap(), expected, "{input}");
+        }
+        // Binary SI is capped at 2^63-1.
+        assert_eq!(canonical("9Ei").unwrap(), "9223372036854775807");
+        // Decimal SI of 1000E and more: Go drops the suffix; kept as written here.
+        assert_eq!(canonical("1000E").unwrap(), "1000E");
+    }
+
+    #[test]
+    fn errors() {
+        for input in ["", "1.5.5", "1x", "Ki1", "1 Gi", "1e", "1Kib", "--1"] {
+            assert!(parse(input).is_err(), "{input}");
+        }
+        assert!(matches!(parse("1q"), Err(QuantityError::Format(_))));
+        assert!(matches!(parse("1k3"), Err(QuantityError::Suffix(_))));
+        assert!(matches!(
+            parse(&"9".repeat(60)),
+            Err(QuantityError::OutOfRange(_))
+        ));
+    }
+
+    #[test]
+    fn comparisons() {
+        let q = |text| parse(text).unwrap();
+        assert_eq!(q("1"), q("1000m"));
+        assert_eq!(q("1Ki"), q("1024"));
+        assert!(q("1Gi") > q("1G"));
+        assert!(q("-1") < q("1m"));
+        assert!(q("-2") < q("-1"));
+        assert!(q("0") == Quantity::ZERO);
+        assert!(q("100m").is_positive() && !q("-1").is_positive());
+        assert_eq!(q("1").checked_add(&q("500m")).unwrap(), q("1.5"));
+        assert!(same_value("2", "2000m") && !same_value("2", "2Ki") && same_value("x", "x"));
+    }
+}
