@@ -188,6 +188,23 @@ pub fn write_revision(pod: &mut Pod, revision: &str, labels: RevisionLabels) {
     }
 }
 
+/// The revision a pod is at, among a workload's revisions: the one whose name its revision label denotes
+/// ([`is_at_revision`]). Without one the pod cannot be updated in place.
+#[must_use]
+pub fn pod_revision<'a>(
+    pod: &Pod,
+    revisions: &'a [k8s_openapi::api::apps::v1::ControllerRevision],
+    labels: RevisionLabels,
+) -> Option<&'a k8s_openapi::api::apps::v1::ControllerRevision> {
+    revisions.iter().find(|revision| {
+        revision
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|name| is_at_revision(pod, name, labels))
+    })
+}
+
 /// Whether the pod's revision label denotes `revision` (upstream's `EqualToRevisionHash` of the workload).
 #[must_use]
 pub fn is_at_revision(pod: &Pod, revision: &str, labels: RevisionLabels) -> bool {

@@ -77,7 +77,9 @@ pub mod strategic_merge;
 pub mod update_spec;
 
 pub use apply::{apply, apply_with};
-pub use calculate::{Recreate, calculate, calculate_data, calculate_templates};
+pub use calculate::{
+    Recreate, calculate, calculate_data, calculate_templates, can_update_in_place,
+};
 pub use error::Error;
 pub use options::{FeatureGates, RevisionLabels, UpdateOptions};
 pub use patch::{Outcome, Subresource, Write};

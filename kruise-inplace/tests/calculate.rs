@@ -569,3 +569,35 @@ fn revision_override_and_grace() {
         r#"{"revision":"5d8f7b","containerImages":{"a":"2"},"graceSeconds":10}"#
     );
 }
+
+#[test]
+fn pod_revision_and_can_update_in_place() {
+    use kruise_inplace::RevisionLabels;
+    use kruise_inplace::apply::pod_revision;
+    let old = revision(
+        "cs-1",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"a","image":"1"}]}}}}"#,
+    );
+    let new = revision(
+        "cs-2",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"a","image":"2"}]}}}}"#,
+    );
+    let revisions = [old.clone(), new.clone()];
+    let pod: k8s_openapi::api::core::v1::Pod =
+        serde_json::from_value(json!({"metadata": {"labels": {"controller-revision-hash": "1"}}}))
+            .unwrap();
+    // CloneSet tolerates short hashes; the exact rule does not.
+    let found = pod_revision(
+        &pod,
+        &revisions,
+        RevisionLabels::CloneSet { short_hash: true },
+    )
+    .unwrap();
+    assert_eq!(found.metadata.name.as_deref(), Some("cs-1"));
+    assert!(pod_revision(&pod, &revisions, RevisionLabels::Exact).is_none());
+    assert!(kruise_inplace::can_update_in_place(
+        found,
+        &new,
+        &UpdateOptions::default()
+    ));
+}

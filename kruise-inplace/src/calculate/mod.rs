@@ -172,6 +172,16 @@ pub fn calculate(
     calculate_data(old.into(), new.into(), options)
 }
 
+/// Upstream's `CanUpdateInPlace`: whether [`calculate`] finds an update spec.
+#[must_use]
+pub fn can_update_in_place(
+    old: &ControllerRevision,
+    new: &ControllerRevision,
+    options: &UpdateOptions,
+) -> bool {
+    calculate(old, new, options).is_ok()
+}
+
 /// [`calculate`] for two pod templates: their revision data is built as CloneSet builds it. The spec's revision
 /// is [`UpdateOptions::revision`], else the new template's revision hash.
 ///
