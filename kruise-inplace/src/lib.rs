@@ -65,6 +65,7 @@ pub mod env_from_metadata;
 pub mod error;
 pub mod go_json;
 pub mod go_types;
+pub mod json_diff;
 pub mod launch_priority;
 pub mod options;
 pub mod patch;

@@ -161,8 +161,33 @@ fn created(template: &PodTemplateSpec, plan: &Plan) -> Pod {
     pod
 }
 
+fn json_values() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-3_i64..3).prop_map(Value::from),
+        "[a-c/~]{0,2}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            proptest::collection::btree_map("[a-c/~]{0,2}", inner, 0..4)
+                .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn json_diff_matches_json_patch(left in json_values(), right in json_values()) {
+        let ours = kruise_inplace::json_diff::diff(&left, &right);
+        prop_assert_eq!(&ours, &json_patch::diff(&left, &right));
+        let mut patched = left.clone();
+        json_patch::patch(&mut patched, &ours).unwrap();
+        prop_assert_eq!(patched, right);
+    }
 
     #[test]
     fn apply_and_refresh_converge(plan in plans()) {

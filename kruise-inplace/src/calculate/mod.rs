@@ -1,7 +1,8 @@
 //! Whether a pod can move from one revision to another in place, and what to change (upstream's
 //! `defaultCalculateInPlaceUpdateSpec`, spec 3a).
 //!
-//! The RFC 6902 diff between the two revisions' data (`json_patch::diff`) decides:
+//! The RFC 6902 diff between the two revisions' data ([`crate::json_diff`], operation for operation
+//! `json_patch::diff`) decides:
 //!
 //! * the first `/spec/template` in every path is dropped;
 //! * paths under `/metadata/` are collected as metadata changes; any other path not under `/spec/` recreates;
@@ -233,7 +234,7 @@ pub fn calculate_data(
     let gates = options.gates;
     let old_data = data_of(old)?;
     let new_data = data_of(new)?;
-    let patch = json_patch::diff(old_data, new_data);
+    let patch = crate::json_diff::diff(old_data, new_data);
 
     if gates.recreate_pod_when_change_vct_in_clone_set_gate
         && !options.ignore_volume_claim_templates_hash_diff
