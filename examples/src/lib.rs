@@ -1,7 +1,9 @@
 //! The example binaries of kruise-rs and the pieces they share.
 //!
 //! * `kruise`: the offline command-line tool ([`cli`]): `kruise crds` prints every OpenKruise
-//!   CustomResourceDefinition; later subcommands show what the controllers would do to a manifest.
+//!   CustomResourceDefinition; `kruise inplace diff` shows what an in-place update between two revisions
+//!   changes, or why the pod must be recreated; later subcommands show what the controllers would do to a
+//!   manifest.
 //!
 //! ```
 //! use kruise_examples::cli::input::parse_objects;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs};
+use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand};
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]
@@ -19,6 +19,9 @@ enum Command {
     Crds(CrdsArgs),
     /// Cron schedules as the AdvancedCronJob controller reads them (robfig/cron v3).
     Cron(CronArgs),
+    /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
+    #[command(subcommand)]
+    Inplace(InplaceCommand),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
             &mut stdout,
             &mut stderr,
         ),
+        Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@
 
 pub mod crds;
 pub mod cron;
+pub mod inplace;
 pub mod input;
 pub mod output;
 
