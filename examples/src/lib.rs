@@ -2,6 +2,10 @@
 //!
 //! * `kruise`: the offline command-line tool ([`cli`]): `kruise crds` prints every OpenKruise
 //!   CustomResourceDefinition; later subcommands show what the controllers would do to a manifest.
+//! * `kruise-manager` ([`manager`]): CRD installation, leader election on a Lease, health and metrics
+//!   endpoints, the controller registration point, and the pod mutating [`webhook`].
+//! * `kruise-node-simulator` ([`simulator`]): plays kubelet for simulated nodes on a control plane without
+//!   real ones (`scripts/control-plane.sh`).
 //!
 //! ```
 //! use kruise_examples::cli::input::parse_objects;
@@ -11,3 +15,9 @@
 //! ```
 
 pub mod cli;
+pub mod duration;
+pub mod logging;
+pub mod manager;
+pub mod shutdown;
+pub mod simulator;
+pub mod webhook;
