@@ -22,6 +22,7 @@ CACHE="${KRUISE_RS_CACHE:-$HOME/.cache/kruise-rs}"
 export KRUISE_CP_DIR="$CACHE/run/demo"
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/kruise-rs-run.XXXXXX")"
 PIDS=()
+TAIL_PID=""
 OWN_CONTROL_PLANE=0
 
 cleanup() {
@@ -31,6 +32,8 @@ cleanup() {
   local pid
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  sleep 0.3
+  if [ -n "$TAIL_PID" ]; then kill "$TAIL_PID" 2>/dev/null || true; fi
   if [ "$OWN_CONTROL_PLANE" -eq 1 ]; then ./scripts/control-plane.sh stop || true; fi
   printf 'logs kept in %s\n' "$LOGS" >&2
   exit "$status"
@@ -105,12 +108,12 @@ apply_sample() {
 if [ -n "${KUBECONFIG:-}" ]; then
   say "KUBECONFIG is set: running kruise-manager against $KUBECONFIG"
   metrics_port="$(free_port)"
-  start kruise-manager ./target/debug/kruise-manager --no-webhook --metrics-bind-address "127.0.0.1:$metrics_port"
+  start kruise-manager ./target/debug/kruise-manager --no-webhook --create-namespace --metrics-bind-address "127.0.0.1:$metrics_port"
   wait_ready "$metrics_port"
   say "kruise-manager is ready (metrics: http://127.0.0.1:$metrics_port/metrics); Ctrl-C stops it"
   tail -n +1 -f "$LOGS/kruise-manager.log" &
-  PIDS+=("$!")
-  wait "${PIDS[0]}"
+  TAIL_PID=$!
+  wait "${PIDS[0]}" || fail "kruise-manager exited; see $LOGS/kruise-manager.log"
   exit 0
 fi
 
@@ -137,5 +140,6 @@ say "sample"
 apply_sample
 say "running; metrics at http://127.0.0.1:$metrics_port/metrics; KUBECONFIG=$KUBECONFIG; Ctrl-C stops everything"
 tail -n +1 -f "$LOGS/kruise-manager.log" "$LOGS/kruise-node-simulator.log" &
-PIDS+=("$!")
-wait "${PIDS[0]}" "${PIDS[1]}"
+TAIL_PID=$!
+wait -n "${PIDS[@]}" || true
+fail "a process exited on its own; see $LOGS"

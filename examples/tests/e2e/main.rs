@@ -55,7 +55,10 @@ const SCENARIOS: &[(&str, Scenario)] = &[
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
 
 fn main() -> ExitCode {
-    let filter: Option<String> = std::env::args().skip(1).find(|arg| !arg.starts_with('-'));
+    // libtest-style flags (and their numeric values, as in `--test-threads 1`) are accepted and ignored.
+    let filter: Option<String> = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-') && !arg.bytes().all(|b| b.is_ascii_digit()));
     let selected: Vec<_> = SCENARIOS
         .iter()
         .filter(|(name, _)| filter.as_deref().is_none_or(|filter| name.contains(filter)))
