@@ -16,7 +16,8 @@
 //! A CloneSet controller implements [`ManagedController`]: build a `kube::runtime::Controller` with the
 //! client, wrap each reconcile in `context.metrics.instrument(...)`, record Events with
 //! `kube::runtime::events::Recorder::new(context.client.clone(), context.reporter.clone())`, execute its
-//! plan with [`super::actions`], guard against stale caches with [`super::expectations`], and pass
+//! plan with [`super::actions`], guard against stale caches with [`super::expectations`], read its pods
+//! through a [`super::owner_index::OwnerIndex`] fed by the same watch (no full-store scans), and pass
 //! `context.shutdown.wait()` to `graceful_shutdown_on`.
 
 use std::future::Future;

@@ -7,7 +7,7 @@
 //! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
 //! the webhook configuration at shutdown if it still points at it, so pod creation is not left failing on
 //! a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
-//! execute their plans safely.
+//! execute their plans safely, [`owner_index`] the cache of owned objects by owner.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,6 +34,7 @@ pub mod http;
 pub mod leader;
 pub mod metrics;
 pub mod options;
+pub mod owner_index;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
