@@ -10,7 +10,7 @@ use kruise_examples::{logging, shutdown};
 
 /// Runs the OpenKruise controllers and webhook of kruise-rs against a cluster.
 #[derive(Parser)]
-#[command(name = "kruise-manager", version, about)]
+#[command(name = "kruise-manager", version)]
 struct Cli {
     #[command(flatten)]
     options: ManagerOptions,

@@ -11,7 +11,7 @@ use kruise_examples::simulator::{Simulator, SimulatorConfig};
 /// Plays kubelet for simulated nodes: registers them, binds pending pods, reports pod status (Running,
 /// Ready honouring readiness gates), restarts containers after in-place image updates.
 #[derive(Parser)]
-#[command(name = "kruise-node-simulator", version, about)]
+#[command(name = "kruise-node-simulator", version)]
 struct Cli {
     #[command(flatten)]
     config: SimulatorConfig,

@@ -145,6 +145,8 @@ impl Manager {
             }
         });
         let stopped = stop.subscribe();
+        // Whatever ends this function (an error at start included) stops the servers it started.
+        let _stop_servers = StopOnDrop(stop.clone());
 
         ensure_namespace(&client, &options.namespace, options.create_namespace).await?;
         if options.no_install_crds {
@@ -210,6 +212,15 @@ impl Manager {
             }
             Outcome::LostLeadership => Err(ManagerError::LostLeadership),
         }
+    }
+}
+
+/// Triggers the shutdown when dropped.
+struct StopOnDrop(shutdown::Trigger);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.trigger();
     }
 }
 
