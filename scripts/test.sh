@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test of kruise-rs: formatting, lints, unit/property/fixture/doc tests and the documentation build.
-# Installs what it needs first (scripts/setup.sh). Long benchmarks and fuzzing have their own commands.
+# Runs every test of kruise-rs: formatting, lints, unit/property/fixture/doc tests, the end-to-end tests against a
+# local control plane, and the documentation build. Installs what it needs first (scripts/setup.sh; the control
+# plane is built once into ~/.cache/kruise-rs, in the background while the lints run). Long benchmarks and
+# fuzzing have their own commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,13 +10,29 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+# The control plane for the end-to-end tests: installed (cached after the first time) while the lints run.
+control_plane_log="$(mktemp "${TMPDIR:-/tmp}/kruise-rs-control-plane.XXXXXX")"
+./scripts/control-plane.sh install >"$control_plane_log" 2>&1 &
+control_plane_install=$!
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-step "cargo test (unit, property, fixture and doc tests)"
+step "local control plane for the end-to-end tests"
+install_status=0
+wait "$control_plane_install" || install_status=$?
+cat "$control_plane_log" >&2
+rm -f "$control_plane_log"
+case "$install_status" in
+  0) ;;
+  3) export KRUISE_E2E_SKIP="the local control plane cannot be installed on this machine (see above)" ;;
+  *) printf 'control plane install failed (exit %s)\n' "$install_status" >&2; exit "$install_status" ;;
+esac
+
+step "cargo test (unit, property, fixture, doc and end-to-end tests)"
 cargo test --workspace --locked
 
 step "cargo doc (warnings are errors)"

@@ -4,6 +4,10 @@
 //!   CustomResourceDefinition; `kruise inplace diff` shows what an in-place update between two revisions
 //!   changes, or why the pod must be recreated; later subcommands show what the controllers would do to a
 //!   manifest.
+//! * `kruise-manager` ([`manager`]): CRD installation, leader election on a Lease, health and metrics
+//!   endpoints, the controller registration point, and the pod mutating [`webhook`].
+//! * `kruise-node-simulator` ([`simulator`]): plays kubelet for simulated nodes on a control plane without
+//!   real ones (`scripts/control-plane.sh`).
 //!
 //! ```
 //! use kruise_examples::cli::input::parse_objects;
@@ -13,3 +17,9 @@
 //! ```
 
 pub mod cli;
+pub mod duration;
+pub mod logging;
+pub mod manager;
+pub mod shutdown;
+pub mod simulator;
+pub mod webhook;

@@ -1,0 +1,51 @@
+//! `kruise-manager`: CRDs, leader election, health and metrics, the pod mutating webhook, and the
+//! controllers registered in [`controllers`]. Uses `KUBECONFIG` (or in-cluster configuration) like kubectl.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use kruise_examples::manager::controllers::ControllerSet;
+use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
+use kruise_examples::{logging, shutdown};
+
+/// Runs the OpenKruise controllers and webhook of kruise-rs against a cluster.
+#[derive(Parser)]
+#[command(name = "kruise-manager", version)]
+struct Cli {
+    #[command(flatten)]
+    options: ManagerOptions,
+}
+
+/// The controllers this binary runs while leading (the CloneSet controller registers here).
+fn controllers() -> ControllerSet {
+    ControllerSet::new()
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.options.log_format);
+    let (trigger, signal) = shutdown::channel();
+    trigger.on_signals();
+    let client = match kube::Client::try_default().await {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::error!(%error, "cannot configure a Kubernetes client (set KUBECONFIG)");
+            return ExitCode::FAILURE;
+        }
+    };
+    match Manager::new(cli.options, controllers())
+        .run(client, signal)
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error @ ManagerError::LostLeadership) => {
+            tracing::error!(%error, "exiting so a fresh instance can rejoin the election");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            tracing::error!(%error, "kruise-manager failed");
+            ExitCode::FAILURE
+        }
+    }
+}

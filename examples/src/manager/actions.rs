@@ -1,0 +1,190 @@
+//! Executing a controller's planned actions with optimistic concurrency: every write that replaces an
+//! existing object carries the `resourceVersion` it was decided on, so a concurrent change makes it fail
+//! with 409 ([`ActionError::Conflict`], requeue and decide again) instead of being overwritten.
+//!
+//! ```no_run
+//! # async fn demo(client: kube::Client, pod: k8s_openapi::api::core::v1::Pod) -> Result<(), Box<dyn std::error::Error>> {
+//! use kruise_examples::manager::actions::{self, ActionError};
+//!
+//! let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::namespaced(client, "default");
+//! match actions::replace(&pods, &pod).await {
+//!     Ok(updated) => println!("now at {:?}", updated.metadata.resource_version),
+//!     Err(ActionError::Conflict { .. }) => println!("stale: requeue"),
+//!     Err(other) => return Err(other.into()),
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::{Api, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Why an action was not carried out.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ActionError {
+    /// The object changed (or was created) since it was read: decide again from the newer state.
+    #[error("{object}: conflict, the object changed since it was read")]
+    Conflict {
+        /// `namespace/name` of the object.
+        object: String,
+    },
+    /// The object is gone.
+    #[error("{object}: not found")]
+    NotFound {
+        /// `namespace/name` of the object.
+        object: String,
+    },
+    /// The object has no `resourceVersion`, so the write would be a blind overwrite.
+    #[error("{object}: refusing to replace an object without a resourceVersion")]
+    NoResourceVersion {
+        /// `namespace/name` of the object.
+        object: String,
+    },
+    /// Any other API failure.
+    #[error("{object}: {source}")]
+    Api {
+        /// `namespace/name` of the object.
+        object: String,
+        /// The failure.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl ActionError {
+    /// How soon to reconcile again: conflicts at once (the watch brings the new state), others after a
+    /// back-off.
+    #[must_use]
+    pub fn requeue_after(&self) -> Duration {
+        match self {
+            Self::Conflict { .. } | Self::NotFound { .. } => Duration::from_millis(100),
+            Self::NoResourceVersion { .. } | Self::Api { .. } => Duration::from_secs(5),
+        }
+    }
+
+    fn from_kube(object: String, error: kube::Error) -> Self {
+        match &error {
+            kube::Error::Api(status) if status.code == 409 => Self::Conflict { object },
+            kube::Error::Api(status) if status.code == 404 => Self::NotFound { object },
+            _ => Self::Api {
+                object,
+                source: error,
+            },
+        }
+    }
+}
+
+fn key<K: Resource>(object: &K) -> String {
+    format!(
+        "{}/{}",
+        object.namespace().unwrap_or_default(),
+        object.name_any()
+    )
+}
+
+/// Creates the object; 409 (it already exists) is a [`ActionError::Conflict`].
+///
+/// # Errors
+/// See [`ActionError`].
+pub async fn create<K>(api: &Api<K>, object: &K) -> Result<K, ActionError>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    api.create(&PostParams::default(), object)
+        .await
+        .map_err(|error| ActionError::from_kube(key(object), error))
+}
+
+/// Replaces the object; it must carry the `resourceVersion` it was read at.
+///
+/// # Errors
+/// See [`ActionError`].
+pub async fn replace<K>(api: &Api<K>, object: &K) -> Result<K, ActionError>
+where
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
+{
+    if object.resource_version().is_none() {
+        return Err(ActionError::NoResourceVersion {
+            object: key(object),
+        });
+    }
+    api.replace(&object.name_any(), &PostParams::default(), object)
+        .await
+        .map_err(|error| ActionError::from_kube(key(object), error))
+}
+
+/// Writes the status of `object` through the status subresource: a merge patch of `status` that carries
+/// `object`'s `resourceVersion` as precondition.
+///
+/// # Errors
+/// See [`ActionError`].
+pub async fn replace_status<K, S>(api: &Api<K>, object: &K, status: &S) -> Result<K, ActionError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    S: Serialize,
+{
+    let Some(resource_version) = object.resource_version() else {
+        return Err(ActionError::NoResourceVersion {
+            object: key(object),
+        });
+    };
+    let patch = serde_json::json!({
+        "metadata": { "resourceVersion": resource_version },
+        "status": status,
+    });
+    api.patch_status(
+        &object.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map_err(|error| ActionError::from_kube(key(object), error))
+}
+
+/// Deletes the object if it is still the one that was read (same UID and `resourceVersion`); a missing
+/// object counts as deleted.
+///
+/// # Errors
+/// See [`ActionError`].
+pub async fn delete<K>(api: &Api<K>, object: &K) -> Result<(), ActionError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: object.uid(),
+            resource_version: object.resource_version(),
+        }),
+        ..DeleteParams::default()
+    };
+    match api.delete(&object.name_any(), &params).await {
+        Ok(_) => Ok(()),
+        Err(error) => match ActionError::from_kube(key(object), error) {
+            ActionError::NotFound { .. } => Ok(()),
+            other => Err(other),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflicts_requeue_fast() {
+        let conflict = ActionError::Conflict {
+            object: "ns/a".into(),
+        };
+        assert_eq!(conflict.requeue_after(), Duration::from_millis(100));
+        assert!(conflict.to_string().contains("ns/a"));
+        let blind = ActionError::NoResourceVersion {
+            object: "ns/a".into(),
+        };
+        assert_eq!(blind.requeue_after(), Duration::from_secs(5));
+    }
+}

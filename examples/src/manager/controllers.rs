@@ -1,0 +1,157 @@
+//! Where controllers plug into kruise-manager. A controller is anything that, given a
+//! [`ControllerContext`], runs until the context's `shutdown` fires. The manager starts every registered
+//! controller when it becomes the leader and signals them to stop when it stops leading or shuts down.
+//!
+//! ```
+//! use kruise_examples::manager::controllers::{ControllerSet, ManagedController};
+//!
+//! let mut controllers = ControllerSet::new();
+//! controllers.register_fn("noop", |context| async move {
+//!     context.shutdown.wait().await;
+//!     Ok(())
+//! });
+//! assert_eq!(controllers.names(), ["noop"]);
+//! ```
+//!
+//! A CloneSet controller implements [`ManagedController`]: build a `kube::runtime::Controller` with the
+//! client, wrap each reconcile in `context.metrics.instrument(...)`, record Events with
+//! `kube::runtime::events::Recorder::new(context.client.clone(), context.reporter.clone())`, execute its
+//! plan with [`super::actions`], guard against stale caches with [`super::expectations`], read its pods
+//! through a [`super::owner_index::OwnerIndex`] fed by the same watch (no full-store scans), and pass
+//! `context.shutdown.wait()` to `graceful_shutdown_on`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use kube::Client;
+use kube::runtime::events::Reporter;
+
+use super::metrics::{ControllerMetrics, Metrics};
+use crate::shutdown::Shutdown;
+
+/// A boxed controller run.
+pub type ControllerFuture = Pin<Box<dyn Future<Output = Result<(), ControllerError>> + Send>>;
+
+/// Why a controller stopped before it was asked to.
+#[derive(Debug, thiserror::Error)]
+#[error("controller {controller}: {message}")]
+pub struct ControllerError {
+    /// The controller.
+    pub controller: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// What a controller gets when it starts.
+#[derive(Clone)]
+pub struct ControllerContext {
+    /// A client for the cluster.
+    pub client: Client,
+    /// This controller's metrics (reconciles, errors, durations, queue depth).
+    pub metrics: ControllerMetrics,
+    /// The reporter to record Kubernetes Events as (`kruise-manager`, this instance's identity).
+    pub reporter: Reporter,
+    /// Fires when the controller must stop (leadership ended or the process is shutting down).
+    pub shutdown: Shutdown,
+}
+
+/// A controller the manager runs while leading.
+pub trait ManagedController: Send + Sync {
+    /// Its name (metrics label, logs).
+    fn name(&self) -> &str;
+    /// Runs it until `context.shutdown` fires.
+    fn run(&self, context: ControllerContext) -> ControllerFuture;
+}
+
+struct FnController<F> {
+    name: String,
+    run: F,
+}
+
+impl<F, Fut> ManagedController for FnController<F>
+where
+    F: Fn(ControllerContext) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<(), ControllerError>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn run(&self, context: ControllerContext) -> ControllerFuture {
+        Box::pin((self.run)(context))
+    }
+}
+
+/// The registered controllers.
+#[derive(Clone, Default)]
+pub struct ControllerSet {
+    controllers: Vec<Arc<dyn ManagedController>>,
+}
+
+impl ControllerSet {
+    /// No controller yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a controller.
+    pub fn register(&mut self, controller: impl ManagedController + 'static) -> &mut Self {
+        self.controllers.push(Arc::new(controller));
+        self
+    }
+
+    /// Adds a controller given as a function of its context.
+    pub fn register_fn<F, Fut>(&mut self, name: &str, run: F) -> &mut Self
+    where
+        F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), ControllerError>> + Send + 'static,
+    {
+        self.register(FnController {
+            name: name.to_owned(),
+            run,
+        })
+    }
+
+    /// The names, in registration order.
+    #[must_use]
+    pub fn names(&self) -> Vec<&str> {
+        self.controllers
+            .iter()
+            .map(|controller| controller.name())
+            .collect()
+    }
+
+    /// Runs every controller until `shutdown`; a controller that fails is logged and the others go on.
+    pub async fn run_all(
+        &self,
+        client: Client,
+        metrics: &Metrics,
+        reporter: &Reporter,
+        shutdown: Shutdown,
+    ) {
+        let mut tasks = tokio::task::JoinSet::new();
+        for controller in &self.controllers {
+            let context = ControllerContext {
+                client: client.clone(),
+                metrics: metrics.controller(controller.name()),
+                reporter: reporter.clone(),
+                shutdown: shutdown.clone(),
+            };
+            let name = controller.name().to_owned();
+            let run = controller.run(context);
+            tracing::info!(controller = %name, "starting controller");
+            tasks.spawn(async move { (name, run.await) });
+        }
+        while let Some(joined) = tasks.join_next().await {
+            match joined {
+                Ok((name, Ok(()))) => tracing::info!(controller = %name, "controller stopped"),
+                Ok((name, Err(error))) => {
+                    tracing::error!(controller = %name, %error, "controller failed");
+                }
+                Err(error) => tracing::error!(%error, "controller task panicked or was cancelled"),
+            }
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! kruise-manager: the process that runs the controllers and the pod webhook against a cluster.
+//!
+//! At start it serves `/healthz`, `/readyz` and `/metrics` ([`http`], [`metrics`]), installs or updates
+//! the CRDs ([`crds`]), starts the HTTPS pod webhook ([`crate::webhook`]) and joins the leader election
+//! ([`leader`]). While leading it writes the MutatingWebhookConfiguration (caBundle included) and runs the
+//! registered controllers ([`controllers`]); when leadership ends it stops them, and on SIGINT/SIGTERM it
+//! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
+//! the webhook configuration at shutdown if it still points at it, so pod creation is not left failing on
+//! a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
+//! execute their plans safely, [`owner_index`] the cache of owned objects by owner.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use clap::Parser;
+//! use kruise_examples::manager::{Manager, ManagerOptions, controllers::ControllerSet};
+//! use kruise_examples::shutdown;
+//!
+//! #[derive(Parser)]
+//! struct Cli { #[command(flatten)] options: ManagerOptions }
+//!
+//! let options = Cli::parse_from(["kruise-manager", "--webhook-url=https://127.0.0.1:9876/mutate-pod"]).options;
+//! let (trigger, signal) = shutdown::channel();
+//! trigger.on_signals();
+//! let client = kube::Client::try_default().await?;
+//! Manager::new(options, ControllerSet::new()).run(client, signal).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod actions;
+pub mod controllers;
+pub mod crds;
+pub mod expectations;
+pub mod http;
+pub mod leader;
+pub mod metrics;
+pub mod options;
+pub mod owner_index;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::core::v1::Namespace;
+use kruise_api::crd::CrdOptions;
+use kube::api::{ObjectMeta, PostParams};
+use kube::runtime::events::Reporter;
+use kube::{Api, Client};
+use tokio::net::TcpListener;
+
+use self::controllers::ControllerSet;
+use self::http::Readiness;
+use self::leader::{ElectionError, LeaderElector, Outcome};
+use self::metrics::Metrics;
+pub use self::options::ManagerOptions;
+use crate::shutdown::{self, Shutdown};
+use crate::webhook::admission::Mutator;
+use crate::webhook::cert_secret::{self, CertSecretError};
+use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
+use crate::webhook::readiness_gates::GateOptions;
+use crate::webhook::server;
+use crate::webhook::tls::{self, TlsError, TlsMaterial};
+
+/// Why the manager stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManagerError {
+    /// A listening address could not be bound.
+    #[error("binding {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The manager's namespace is missing or unreadable.
+    #[error("namespace {namespace}: {message}")]
+    Namespace {
+        /// The namespace.
+        namespace: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Installing the CRDs failed.
+    #[error(transparent)]
+    Crds(#[from] crds::CrdError),
+    /// The serving certificate could not be made or read.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The shared certificate Secret could not be read or written.
+    #[error(transparent)]
+    CertSecret(#[from] CertSecretError),
+    /// The election could not start.
+    #[error(transparent)]
+    Election(#[from] ElectionError),
+    /// The lease was lost; the process should exit (and be restarted) like upstream's manager.
+    #[error("lost the leader lease")]
+    LostLeadership,
+}
+
+/// kruise-manager with its options and controllers.
+pub struct Manager {
+    options: ManagerOptions,
+    controllers: ControllerSet,
+}
+
+impl Manager {
+    /// A manager that runs `controllers` while leading.
+    #[must_use]
+    pub fn new(options: ManagerOptions, controllers: ControllerSet) -> Self {
+        Self {
+            options,
+            controllers,
+        }
+    }
+
+    /// Runs until `shutdown` (Ok) or until leadership is lost (Err).
+    ///
+    /// # Errors
+    /// See [`ManagerError`]; start-up failures are returned before anything runs.
+    pub async fn run(self, client: Client, shutdown: Shutdown) -> Result<(), ManagerError> {
+        let options = self.options;
+        let identity = options.identity();
+        let (stop, stopped) = shutdown::channel();
+        let forward = stop.clone();
+        tokio::spawn(async move {
+            shutdown.wait().await;
+            forward.trigger();
+        });
+
+        let metrics = Metrics::new();
+        let mut checks = vec!["crds"];
+        if !options.no_webhook {
+            checks.push("webhook");
+        }
+        let readiness = Readiness::new(&checks);
+        let listener = bind(options.metrics_bind_address).await?;
+        tracing::info!(address = %local(&listener), "serving /healthz, /readyz and /metrics");
+        let app = http::router(metrics.clone(), readiness.clone());
+        let http_server = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(stopped.wait());
+            if let Err(error) = serve.await {
+                tracing::error!(%error, "the metrics server failed");
+            }
+        });
+        let stopped = stop.subscribe();
+        // Whatever ends this function (an error at start included) stops the servers it started.
+        let _stop_servers = StopOnDrop(stop.clone());
+
+        ensure_namespace(&client, &options.namespace, options.create_namespace).await?;
+        if options.no_install_crds {
+            tracing::info!("--no-install-crds: leaving the CRDs as they are");
+        } else {
+            crds::install(&client, &CrdOptions::default(), Duration::from_secs(60)).await?;
+        }
+        readiness.set("crds", true);
+
+        let webhook_configuration = if options.no_webhook {
+            None
+        } else {
+            Some(start_webhook(&client, &options, &metrics, &readiness, stopped.clone()).await?)
+        };
+
+        let reporter = Reporter {
+            controller: "kruise-manager".into(),
+            instance: Some(identity.clone()),
+        };
+        let controllers = self.controllers;
+        let lead_client = client.clone();
+        let lead_metrics = metrics.clone();
+        let lead = move |leading: Shutdown| async move {
+            if let Some(configuration) = webhook_configuration {
+                write_webhook_configuration(&lead_client, &configuration, &leading).await;
+            }
+            controllers
+                .run_all(lead_client, &lead_metrics, &reporter, leading)
+                .await;
+        };
+        let outcome = if options.leader_elect {
+            let elector = LeaderElector::new(
+                client.clone(),
+                &options.namespace,
+                &options.leader_election_id,
+                &identity,
+                options.leader_timing(),
+            )?
+            .with_metrics(metrics.clone());
+            elector
+                .run(stopped.clone(), options.shutdown_timeout, lead)
+                .await
+        } else {
+            tracing::info!("--leader-elect=false: running controllers without an election");
+            metrics.set_leader(true);
+            lead(stopped.clone()).await;
+            // No controller may be registered at all: keep serving the webhook until shut down.
+            stopped.clone().wait().await;
+            Outcome::ShutDown
+        };
+        if outcome == Outcome::ShutDown
+            && let Some(url) = &options.webhook_url
+            && !options.no_webhook
+        {
+            configuration::remove_if_pointing_at(&client, url).await;
+        }
+        stop.trigger();
+        let _ = tokio::time::timeout(Duration::from_secs(5), http_server).await;
+        match outcome {
+            Outcome::ShutDown => {
+                tracing::info!("kruise-manager stopped");
+                Ok(())
+            }
+            Outcome::LostLeadership => Err(ManagerError::LostLeadership),
+        }
+    }
+}
+
+/// Triggers the shutdown when dropped.
+struct StopOnDrop(shutdown::Trigger);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.trigger();
+    }
+}
+
+async fn bind(address: SocketAddr) -> Result<TcpListener, ManagerError> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| ManagerError::Bind { address, source })
+}
+
+fn local(listener: &TcpListener) -> String {
+    listener
+        .local_addr()
+        .map_or_else(|_| "?".to_owned(), |address| address.to_string())
+}
+
+async fn ensure_namespace(
+    client: &Client,
+    namespace: &str,
+    create: bool,
+) -> Result<(), ManagerError> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let error = |message: String| ManagerError::Namespace {
+        namespace: namespace.to_owned(),
+        message,
+    };
+    match api.get_opt(namespace).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) if create => {
+            let object = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(namespace.to_owned()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            };
+            match api.create(&PostParams::default(), &object).await {
+                Ok(_) => {
+                    tracing::info!(%namespace, "created the namespace");
+                    Ok(())
+                }
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+                Err(failure) => Err(error(failure.to_string())),
+            }
+        }
+        Ok(None) => Err(error(
+            "does not exist (create it, or pass --create-namespace)".into(),
+        )),
+        // Without permission to read namespaces, assume it exists; later calls say otherwise if not.
+        Err(kube::Error::Api(status)) if status.code == 403 => Ok(()),
+        Err(failure) => Err(error(failure.to_string())),
+    }
+}
+
+/// Makes or reads the certificate, starts the HTTPS server, and returns the configuration to write.
+async fn start_webhook(
+    client: &Client,
+    options: &ManagerOptions,
+    metrics: &Metrics,
+    readiness: &Readiness,
+    stopped: Shutdown,
+) -> Result<MutatingWebhookConfiguration, ManagerError> {
+    let hosts = options.webhook_hosts();
+    let material = match (
+        &options.tls_cert_file,
+        &options.tls_key_file,
+        &options.webhook_cert_secret,
+    ) {
+        (Some(cert), Some(key), _) => TlsMaterial::read(cert, key, options.tls_ca_file.as_deref())?,
+        (_, _, Some(secret)) => {
+            cert_secret::load_or_create(client, &options.namespace, secret, &hosts).await?
+        }
+        _ => TlsMaterial::generate(&hosts)?,
+    };
+    let tls = tls::server_config(&material)?;
+    let listener = bind(options.webhook_bind_address).await?;
+    tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
+    let observer_metrics = metrics.clone();
+    let mutator = Mutator {
+        gates: GateOptions {
+            kruise_pod_ready_for_all_pods: options.feature_gates.kruise_pod_readiness_gate,
+        },
+    };
+    let app = server::router(
+        mutator,
+        Some(Arc::new(move |status, duration| {
+            observer_metrics.observe_webhook(status, duration);
+        })),
+    );
+    tokio::spawn(server::serve_tls(listener, tls, app, stopped));
+    readiness.set("webhook", true);
+
+    let excluded = options.excluded_namespaces();
+    configuration::label_excluded_namespaces(client, &excluded).await;
+    let target = match &options.webhook_url {
+        Some(url) => ClientTarget::Url(url.clone()),
+        None => ClientTarget::Service {
+            namespace: options.namespace.clone(),
+            name: options.webhook_service_name.clone(),
+            port: options.webhook_service_port,
+        },
+    };
+    let webhook = WebhookOptions {
+        target,
+        failure_policy: options.webhook_failure_policy,
+        excluded_namespaces: excluded,
+        ..WebhookOptions::default()
+    };
+    Ok(configuration::mutating_webhook_configuration(
+        &webhook,
+        material.ca_pem.as_bytes(),
+    ))
+}
+
+/// Writes the webhook configuration, retrying every 5 s until it works or leading ends.
+async fn write_webhook_configuration(
+    client: &Client,
+    configuration: &MutatingWebhookConfiguration,
+    leading: &Shutdown,
+) {
+    loop {
+        match configuration::apply(client, configuration).await {
+            Ok(()) => {
+                tracing::info!(
+                    name = configuration::CONFIGURATION_NAME,
+                    "wrote the MutatingWebhookConfiguration"
+                );
+                return;
+            }
+            Err(error) => {
+                tracing::error!(%error, "writing the MutatingWebhookConfiguration failed; retrying in 5s");
+            }
+        }
+        tokio::select! {
+            () = leading.clone().wait() => return,
+            () = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! Reviews in, reviews out: happy paths, pods left alone, and every kind of malformed input.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::*;
+
+fn request(operation: &str, object: &Value) -> Value {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "default",
+            "operation": operation,
+            "userInfo": {"username": "admin"},
+            "object": object.clone(),
+            "dryRun": false
+        }
+    })
+}
+
+fn cloneset_pod() -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "demo-abcde", "namespace": "default", "ownerReferences": [{
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "demo",
+            "uid": "6e3e1b35-0000-0000-0000-000000000000", "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}
+    })
+}
+
+fn answer_of(body: &Value) -> (u16, Value) {
+    let answer = review(&serde_json::to_vec(body).unwrap(), &Mutator::default());
+    (
+        answer.http_status,
+        serde_json::from_slice(&answer.body).unwrap(),
+    )
+}
+
+/// The decoded patch of a response (`null` when there is none).
+fn patch_of(response: &Value) -> Value {
+    match response["response"]["patch"].as_str() {
+        Some(encoded) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .unwrap();
+            serde_json::from_slice(&bytes).unwrap()
+        }
+        None => Value::Null,
+    }
+}
+
+#[test]
+fn cloneset_pods_get_both_gates_as_a_json_patch() {
+    let (status, response) = answer_of(&request("CREATE", &cloneset_pod()));
+    assert_eq!(status, 200);
+    assert_eq!(response["apiVersion"], "admission.k8s.io/v1");
+    assert_eq!(response["kind"], "AdmissionReview");
+    assert_eq!(
+        response["response"]["uid"],
+        "705ab4f5-6393-11e8-b7cc-42010a800002"
+    );
+    assert_eq!(response["response"]["allowed"], true);
+    assert_eq!(response["response"]["patchType"], "JSONPatch");
+    assert_eq!(
+        patch_of(&response),
+        json!([{"op": "add", "path": "/spec/readinessGates",
+            "value": [{"conditionType": "InPlaceUpdateReady"}, {"conditionType": "KruisePodReady"}]}])
+    );
+    // The patch applies to the object it was made for.
+    let mut pod = cloneset_pod();
+    let patch: json_patch::Patch = serde_json::from_value(patch_of(&response)).unwrap();
+    json_patch::patch(&mut pod, &patch).unwrap();
+    assert_eq!(
+        pod["spec"]["readinessGates"][1]["conditionType"],
+        "KruisePodReady"
+    );
+}
+
+#[test]
+fn other_pods_and_other_operations_are_allowed_untouched() {
+    let plain = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain"},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]}});
+    for body in [
+        request("CREATE", &plain),
+        request("UPDATE", &cloneset_pod()),
+        request("DELETE", &cloneset_pod()),
+    ] {
+        let (status, response) = answer_of(&body);
+        assert_eq!(status, 200);
+        assert_eq!(response["response"]["allowed"], true);
+        assert_eq!(response["response"]["patch"], Value::Null);
+    }
+    let mut binding = request("CREATE", &cloneset_pod());
+    binding["request"]["subResource"] = json!("binding");
+    let (_, response) = answer_of(&binding);
+    assert_eq!(
+        (response["response"]["allowed"].clone(), patch_of(&response)),
+        (json!(true), Value::Null)
+    );
+    let mut other = request(
+        "CREATE",
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+    );
+    other["request"]["resource"]["resource"] = json!("configmaps");
+    let (_, response) = answer_of(&other);
+    assert_eq!(response["response"]["allowed"], true);
+}
+
+#[test]
+fn launch_priority_and_gates_combine() {
+    let mut pod = cloneset_pod();
+    pod["metadata"]["annotations"] = json!({"apps.kruise.io/container-launch-priority": "Ordered"});
+    pod["spec"]["containers"] = json!([{"name": "a", "image": "x"}, {"name": "b", "image": "y", "env": [{"name": "E", "value": "1"}]}]);
+    let (_, response) = answer_of(&request("CREATE", &pod));
+    let ops = patch_of(&response);
+    assert_eq!(ops.as_array().unwrap().len(), 3);
+    assert_eq!(ops[1]["path"], "/spec/containers/0/env");
+    assert_eq!(ops[2]["path"], "/spec/containers/1/env/-");
+    assert_eq!(
+        ops[2]["value"]["valueFrom"]["configMapKeyRef"],
+        json!({"name": "demo-abcde-barrier", "key": "p_-1"})
+    );
+}
+
+#[test]
+fn generated_names_are_deterministic_and_well_formed() {
+    let name = generated_name("web-", "uid-1");
+    assert_eq!(name, generated_name("web-", "uid-1"));
+    assert_ne!(name, generated_name("web-", "uid-2"));
+    assert_eq!(name.len(), 9);
+    assert!(name[4..].bytes().all(|b| NAME_ALPHABET.contains(&b)));
+    assert_eq!(generated_name(&"x".repeat(80), "u").len(), 63);
+}
+
+#[test]
+fn a_bad_priority_is_a_clear_rejection() {
+    let mut pod = cloneset_pod();
+    pod["spec"]["containers"] = json!([
+        {"name": "a", "image": "x", "env": [{"name": "KRUISE_CONTAINER_PRIORITY", "value": "high"}]},
+        {"name": "b", "image": "y"}]);
+    let (status, response) = answer_of(&request("CREATE", &pod));
+    assert_eq!(status, 200);
+    assert_eq!(response["response"]["allowed"], false);
+    assert_eq!(response["response"]["status"]["code"], 400);
+    let message = response["response"]["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("KRUISE_CONTAINER_PRIORITY=\"high\""),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_pod_that_does_not_decode_is_rejected_with_its_uid() {
+    let mut pod = cloneset_pod();
+    pod["spec"]["containers"] = json!("not a list");
+    let (status, response) = answer_of(&request("CREATE", &pod));
+    assert_eq!(status, 200);
+    assert_eq!(
+        response["response"]["uid"],
+        "705ab4f5-6393-11e8-b7cc-42010a800002"
+    );
+    assert_eq!(response["response"]["allowed"], false);
+    assert!(
+        response["response"]["status"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("decoding the pod")
+    );
+
+    let mut broken_metadata = request("CREATE", &cloneset_pod());
+    broken_metadata["request"]["object"]["metadata"] = json!(42);
+    let (status, response) = answer_of(&broken_metadata);
+    assert_eq!(status, 200);
+    assert_eq!(
+        response["response"]["uid"],
+        "705ab4f5-6393-11e8-b7cc-42010a800002"
+    );
+    assert_eq!(response["response"]["allowed"], false);
+
+    let mut no_object = request("CREATE", &Value::Null);
+    no_object["request"]
+        .as_object_mut()
+        .unwrap()
+        .remove("object");
+    let (status, response) = answer_of(&no_object);
+    assert_eq!(
+        (status, response["response"]["allowed"].clone()),
+        (200, json!(false))
+    );
+}
+
+#[test]
+fn bodies_that_are_not_reviews_get_http_400() {
+    let cases: [&[u8]; 6] = [
+        b"",
+        b"not json",
+        b"[]",
+        b"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+        b"{\"request\":{\"uid\":\"\"}}",
+        b"\xff\xfe",
+    ];
+    for body in cases {
+        let answer = review(body, &Mutator::default());
+        assert_eq!(answer.http_status, 400, "{body:?}");
+        let response: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(response["response"]["allowed"], false);
+        assert!(
+            !response["response"]["status"]["message"]
+                .as_str()
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    // A cheap stand-in for a fuzzer: mutate a valid review byte by byte.
+    let valid = serde_json::to_vec(&request("CREATE", &cloneset_pod())).unwrap();
+    for index in 0..valid.len() {
+        for replacement in [b'"', b'{', b'0', b'\\'] {
+            let mut body = valid.clone();
+            body[index] = replacement;
+            let answer = review(&body, &Mutator::default());
+            assert!(answer.http_status == 200 || answer.http_status == 400);
+        }
+    }
+    for cut in 0..valid.len() {
+        let _ = review(&valid[..cut], &Mutator::default());
+    }
+}

@@ -1,0 +1,219 @@
+//! Leader election: two kruise-manager processes elect exactly one leader; when the leader is killed
+//! (no release) the other takes over within the lease duration; a gracefully stopped leader releases the
+//! lease. In process: registered controllers run only on the leader and move with the lease.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail, ensure};
+use clap::Parser;
+use k8s_openapi::api::coordination::v1::Lease;
+use kruise_examples::manager::controllers::ControllerSet;
+use kruise_examples::manager::{Manager, ManagerOptions};
+use kruise_examples::shutdown;
+use kube::{Api, Client};
+
+use crate::support::{Cluster, Process, ensure_namespace, free_port, http_get, wait_for};
+
+const NAMESPACE: &str = "e2e-leader";
+const LEASE_DURATION: Duration = Duration::from_secs(4);
+const RETRY: Duration = Duration::from_secs(1);
+
+fn election_args(identity: &str, lease: &str, metrics_port: u16) -> Vec<String> {
+    vec![
+        format!("--namespace={NAMESPACE}"),
+        format!("--identity={identity}"),
+        format!("--leader-election-id={lease}"),
+        "--no-webhook".into(),
+        "--no-install-crds".into(),
+        format!("--lease-duration={}s", LEASE_DURATION.as_secs()),
+        "--renew-deadline=3s".into(),
+        format!("--retry-period={}s", RETRY.as_secs()),
+        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
+    ]
+}
+
+async fn holder(client: &Client, lease: &str) -> Result<Option<String>> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
+    Ok(leases
+        .get_opt(lease)
+        .await?
+        .and_then(|lease| lease.spec)
+        .and_then(|spec| spec.holder_identity)
+        .filter(|holder| !holder.is_empty()))
+}
+
+async fn leading(port: u16) -> bool {
+    http_get(port, "/metrics").await.is_ok_and(|(_, text)| {
+        text.lines()
+            .any(|line| line.trim() == "kruise_manager_leader 1")
+    })
+}
+
+pub async fn two_managers_elect_one_leader(cluster: &Cluster) -> Result<()> {
+    let client = &cluster.client;
+    ensure_namespace(client, NAMESPACE).await?;
+    let lease = "e2e-processes";
+    let ports = [free_port()?, free_port()?];
+    let binary = env!("CARGO_BIN_EXE_kruise-manager");
+    let mut managers = Vec::new();
+    for (index, identity) in ["e2e-a", "e2e-b"].iter().enumerate() {
+        let args = election_args(identity, lease, ports[index]);
+        managers.push(Process::spawn(
+            binary,
+            &args,
+            &cluster.kubeconfig,
+            cluster.log(&format!("manager-{identity}")),
+        )?);
+    }
+    let result = failover(client, lease, ports, &mut managers).await;
+    result.with_context(|| {
+        managers
+            .iter()
+            .map(|m| format!("log {}:\n{}", m.log.display(), m.tail()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+async fn failover(
+    client: &Client,
+    lease: &str,
+    ports: [u16; 2],
+    managers: &mut [Process],
+) -> Result<()> {
+    let first = wait_for("a leader", Duration::from_secs(30), || async {
+        holder(client, lease).await
+    })
+    .await?;
+    let leader = usize::from(first == "e2e-b");
+    let standby = 1 - leader;
+    wait_for(
+        "the leader's metrics to say so",
+        Duration::from_secs(10),
+        || async { Ok(leading(ports[leader]).await.then_some(())) },
+    )
+    .await?;
+    // Exactly one leader, for several renew periods.
+    for _ in 0..3 {
+        ensure!(
+            !leading(ports[standby]).await,
+            "both managers claim to lead"
+        );
+        ensure!(
+            holder(client, lease).await?.as_deref() == Some(first.as_str()),
+            "the lease changed hands"
+        );
+        tokio::time::sleep(RETRY).await;
+    }
+
+    // Kill the leader: no release, the standby must wait for the lease to expire, then take over.
+    let killed = Instant::now();
+    managers[leader].child.kill().await?;
+    let second = wait_for("the standby to take over", LEASE_DURATION * 3, || async {
+        Ok(holder(client, lease)
+            .await?
+            .filter(|holder| *holder != first))
+    })
+    .await?;
+    let took = killed.elapsed();
+    eprintln!(
+        "    {first} killed; {second} took over after {:.1}s (lease {}s)",
+        took.as_secs_f64(),
+        LEASE_DURATION.as_secs()
+    );
+    ensure!(
+        took <= LEASE_DURATION + 2 * RETRY + Duration::from_secs(1),
+        "takeover took {took:?}"
+    );
+    wait_for(
+        "the new leader's metrics",
+        Duration::from_secs(10),
+        || async { Ok(leading(ports[standby]).await.then_some(())) },
+    )
+    .await?;
+
+    // A graceful stop releases the lease at once.
+    let status = managers[standby].terminate(Duration::from_secs(15)).await?;
+    ensure!(
+        status.success(),
+        "the leader exited with {status} on SIGTERM"
+    );
+    if let Some(still) = holder(client, lease).await? {
+        bail!("the lease is still held by {still} after a graceful stop");
+    }
+    Ok(())
+}
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    options: ManagerOptions,
+}
+
+pub async fn controllers_run_only_on_the_leader(cluster: &Cluster) -> Result<()> {
+    let client = &cluster.client;
+    ensure_namespace(client, NAMESPACE).await?;
+    let lease = "e2e-in-process";
+    let running: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let mut stops = Vec::new();
+    let mut tasks = Vec::new();
+    for (index, identity) in ["e2e-x", "e2e-y"].iter().enumerate() {
+        let mut args = vec!["kruise-manager".to_owned()];
+        args.extend(election_args(identity, lease, 0));
+        let options = Cli::try_parse_from(args)?.options;
+        let mut controllers = ControllerSet::new();
+        let counter = Arc::clone(&running);
+        controllers.register_fn("e2e-probe", move |context| {
+            let counter = Arc::clone(&counter);
+            async move {
+                counter[index].fetch_add(1, Ordering::SeqCst);
+                context
+                    .metrics
+                    .observe_reconcile(Duration::from_millis(1), true);
+                context.shutdown.wait().await;
+                counter[index].fetch_sub(1, Ordering::SeqCst);
+                Ok(())
+            }
+        });
+        let (stop, stopped) = shutdown::channel();
+        stops.push(stop);
+        tasks.push(tokio::spawn(
+            Manager::new(options, controllers).run(client.clone(), stopped),
+        ));
+    }
+    let count = |index: usize| running[index].load(Ordering::SeqCst);
+    let first = wait_for(
+        "one controller running",
+        Duration::from_secs(30),
+        || async {
+            Ok(match (count(0), count(1)) {
+                (1, 0) => Some(0),
+                (0, 1) => Some(1),
+                (0, 0) => None,
+                both => bail!("controllers running on both managers: {both:?}"),
+            })
+        },
+    )
+    .await?;
+    let other = 1 - first;
+    stops[first].trigger();
+    wait_for(
+        "the controller to move to the other manager",
+        Duration::from_secs(10),
+        || async { Ok((count(first) == 0 && count(other) == 1).then_some(())) },
+    )
+    .await?;
+    stops[other].trigger();
+    for task in tasks {
+        tokio::time::timeout(Duration::from_secs(15), task)
+            .await
+            .context("a manager did not stop")???;
+    }
+    ensure!(
+        count(0) == 0 && count(1) == 0,
+        "controllers still running after shutdown"
+    );
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! End-to-end tests against a real kube-apiserver v1.20 (+ etcd, + kube-controller-manager), with the node
+//! simulator playing kubelet. Nothing is mocked.
+//!
+//! The control plane comes from `scripts/control-plane.sh` (started in a private run directory and
+//! stopped at the end, also on failure or Ctrl-C), or from `KRUISE_E2E_KUBECONFIG`. When it is not
+//! installed or cannot run here, the suite prints one line saying why and passes as skipped
+//! (`scripts/test.sh` installs it first, so there the tests really run).
+//!
+//! Scenarios run in order on one control plane (the CRD layouts must come first); pass a substring to
+//! run only the matching ones: `cargo test -p kruise-examples --test e2e -- leader`.
+
+// Test code: a custom harness is compiled without `cfg(test)`, so clippy's test allowances do not apply.
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+mod crds;
+mod leader;
+mod simulator;
+mod support;
+mod webhook;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use support::Cluster;
+
+type Scenario = for<'a> fn(&'a Cluster) -> Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
+
+const SCENARIOS: &[(&str, Scenario)] = &[
+    ("crds_are_accepted_and_fixtures_round_trip", |c| {
+        Box::pin(crds::crds_are_accepted_and_fixtures_round_trip(c))
+    }),
+    ("webhook_injects_readiness_gates", |c| {
+        Box::pin(webhook::webhook_injects_readiness_gates(c))
+    }),
+    ("simulator_runs_pods", |c| {
+        Box::pin(simulator::simulator_runs_pods(c))
+    }),
+    ("two_managers_elect_one_leader", |c| {
+        Box::pin(leader::two_managers_elect_one_leader(c))
+    }),
+    ("controllers_run_only_on_the_leader", |c| {
+        Box::pin(leader::controllers_run_only_on_the_leader(c))
+    }),
+];
+
+/// How long one scenario may take.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(240);
+
+fn main() -> ExitCode {
+    // libtest-style flags (and their numeric values, as in `--test-threads 1`) are accepted and ignored.
+    let filter: Option<String> = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-') && !arg.bytes().all(|b| b.is_ascii_digit()));
+    let selected: Vec<_> = SCENARIOS
+        .iter()
+        .filter(|(name, _)| filter.as_deref().is_none_or(|filter| name.contains(filter)))
+        .collect();
+    // `cargo test -- --list` and filters that match nothing must not start a control plane.
+    if std::env::args().any(|arg| arg == "--list") {
+        for (name, _) in SCENARIOS {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    if selected.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("e2e: cannot start a Tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(&selected))
+}
+
+async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
+    let started = Instant::now();
+    let mut cluster = match Cluster::acquire().await {
+        Ok(Ok(cluster)) => cluster,
+        Ok(Err(support::Skip(reason))) => {
+            eprintln!("e2e: SKIPPED, no control plane: {reason}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("e2e: FAILED to start the control plane: {error:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(run_dir) = cluster.run_dir() {
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("e2e: interrupted; stopping the control plane");
+                support::stop_control_plane(&run_dir);
+                std::process::exit(130);
+            }
+        });
+    }
+    let mut failed = Vec::new();
+    for (name, scenario) in selected {
+        eprintln!("e2e {name} ...");
+        let begun = Instant::now();
+        let outcome = tokio::time::timeout(SCENARIO_TIMEOUT, scenario(&cluster)).await;
+        let seconds = begun.elapsed().as_secs_f64();
+        match outcome {
+            Ok(Ok(())) => eprintln!("e2e {name} ok ({seconds:.1}s)"),
+            Ok(Err(error)) => {
+                eprintln!("e2e {name} FAILED ({seconds:.1}s): {error:#}");
+                failed.push(*name);
+            }
+            Err(_) => {
+                eprintln!("e2e {name} FAILED: timed out after {SCENARIO_TIMEOUT:?}");
+                failed.push(*name);
+            }
+        }
+    }
+    cluster.teardown();
+    let total = started.elapsed().as_secs_f64();
+    if failed.is_empty() {
+        eprintln!("e2e: {} scenarios passed in {total:.1}s", selected.len());
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "e2e: {} of {} scenarios failed in {total:.1}s: {}",
+            failed.len(),
+            selected.len(),
+            failed.join(", ")
+        );
+        ExitCode::FAILURE
+    }
+}

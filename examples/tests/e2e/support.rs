@@ -1,0 +1,262 @@
+//! The end-to-end harness: a real control plane (started through `scripts/control-plane.sh` in a private
+//! run directory, or given by `KRUISE_E2E_KUBECONFIG`), child processes that die with the harness, and
+//! small polling and HTTP helpers.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+
+/// Why the suite cannot run here (printed once, then the suite passes as skipped).
+pub struct Skip(pub String);
+
+/// The cluster the scenarios run against.
+pub struct Cluster {
+    /// A client for it.
+    pub client: Client,
+    /// Its kubeconfig (for child processes).
+    pub kubeconfig: PathBuf,
+    /// Where logs of child processes go.
+    pub log_dir: PathBuf,
+    /// A cluster given by the user (scenarios that would change cluster-wide state skip on it).
+    pub external: bool,
+    run_dir: Option<PathBuf>,
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn script() -> PathBuf {
+    workspace().join("scripts").join("control-plane.sh")
+}
+
+impl Cluster {
+    /// Reuses `KRUISE_E2E_KUBECONFIG`, or starts a private control plane (skip when it is not installed or
+    /// cannot run here; fail when it is installed but does not start).
+    pub async fn acquire() -> Result<std::result::Result<Self, Skip>> {
+        if let Ok(reason) = std::env::var("KRUISE_E2E_SKIP")
+            && !reason.is_empty()
+        {
+            return Ok(Err(Skip(reason)));
+        }
+        if let Ok(path) = std::env::var("KRUISE_E2E_KUBECONFIG")
+            && !path.is_empty()
+        {
+            let kubeconfig = PathBuf::from(path);
+            let log_dir =
+                std::env::temp_dir().join(format!("kruise-rs-e2e-logs-{}", std::process::id()));
+            std::fs::create_dir_all(&log_dir)?;
+            let client = client_for(&kubeconfig).await?;
+            return Ok(Ok(Self {
+                client,
+                kubeconfig,
+                log_dir,
+                external: true,
+                run_dir: None,
+            }));
+        }
+        let run_dir = std::env::temp_dir().join(format!("kruise-rs-e2e-{}", std::process::id()));
+        let started = Instant::now();
+        let output = std::process::Command::new(script())
+            .arg("start")
+            .env("KRUISE_CP_DIR", &run_dir)
+            .stdin(Stdio::null())
+            .output()
+            .context("running scripts/control-plane.sh")?;
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        match output.status.code() {
+            Some(0) => {}
+            Some(3) => return Ok(Err(Skip(stderr))),
+            _ => bail!("the control plane did not start: {stderr}"),
+        }
+        eprintln!(
+            "e2e: control plane started in {:.1}s ({})",
+            started.elapsed().as_secs_f64(),
+            run_dir.display()
+        );
+        let kubeconfig = run_dir.join("kubeconfig");
+        let cluster = Self {
+            client: client_for(&kubeconfig).await?,
+            kubeconfig,
+            log_dir: run_dir.join("e2e-logs"),
+            external: false,
+            run_dir: Some(run_dir),
+        };
+        std::fs::create_dir_all(&cluster.log_dir)?;
+        Ok(Ok(cluster))
+    }
+
+    /// Stops a private control plane (idempotent).
+    pub fn teardown(&mut self) {
+        if let Some(run_dir) = self.run_dir.take() {
+            let status = std::process::Command::new(script())
+                .arg("stop")
+                .env("KRUISE_CP_DIR", &run_dir)
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            if !matches!(status, Ok(status) if status.success()) {
+                eprintln!(
+                    "e2e: stopping the control plane in {} failed",
+                    run_dir.display()
+                );
+            }
+        }
+    }
+
+    /// A path for a child's log file.
+    pub fn log(&self, name: &str) -> PathBuf {
+        self.log_dir.join(format!("{name}.log"))
+    }
+
+    /// The run directory of a private control plane (for the signal handler).
+    pub fn run_dir(&self) -> Option<PathBuf> {
+        self.run_dir.clone()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+/// Stops the private control plane in `run_dir` (used from the Ctrl-C handler).
+pub fn stop_control_plane(run_dir: &Path) {
+    let _ = std::process::Command::new(script())
+        .arg("stop")
+        .env("KRUISE_CP_DIR", run_dir)
+        .stdin(Stdio::null())
+        .status();
+}
+
+async fn client_for(kubeconfig: &Path) -> Result<Client> {
+    let config = Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading {}", kubeconfig.display()))?;
+    let config = Config::from_custom_kubeconfig(config, &KubeConfigOptions::default()).await?;
+    Ok(Client::try_from(config)?)
+}
+
+/// Polls `check` every 200 ms until it returns `Some`, or fails after `timeout` naming `what` and the
+/// last error or state seen.
+pub async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    let mut last = String::from("condition not met");
+    loop {
+        match check().await {
+            Ok(Some(value)) => return Ok(value),
+            Ok(None) => {}
+            Err(error) => last = format!("{error:#}"),
+        }
+        if Instant::now() >= deadline {
+            bail!("timed out after {timeout:?} waiting for {what}: {last}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A free loopback port (bound and released; good enough for tests).
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// `GET http://127.0.0.1:<port><path>`: status code and body.
+pub async fn http_get(port: u16, path: &str) -> Result<(u16, String)> {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await?;
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| anyhow!("not an HTTP response: {response:.80}"))?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// A child process (killed when dropped) with its log file.
+pub struct Process {
+    /// The child.
+    pub child: Child,
+    /// Its combined output.
+    pub log: PathBuf,
+}
+
+impl Process {
+    /// Starts `program` with `args`, `KUBECONFIG` set, output to `log`.
+    pub fn spawn(program: &str, args: &[String], kubeconfig: &Path, log: PathBuf) -> Result<Self> {
+        let file = std::fs::File::create(&log)?;
+        let child = Command::new(program)
+            .args(args)
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {program}"))?;
+        Ok(Self { child, log })
+    }
+
+    /// Sends SIGTERM (a graceful stop) and waits at most `timeout` for the exit status.
+    pub async fn terminate(&mut self, timeout: Duration) -> Result<std::process::ExitStatus> {
+        let pid = self
+            .child
+            .id()
+            .ok_or_else(|| anyhow!("the process already exited"))?;
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()?;
+        if !status.success() {
+            bail!("kill -TERM {pid} failed");
+        }
+        Ok(tokio::time::timeout(timeout, self.child.wait())
+            .await
+            .context("no exit after SIGTERM")??)
+    }
+
+    /// The last lines of the log (for failure messages).
+    pub fn tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    }
+}
+
+/// Creates (or keeps) a namespace.
+pub async fn ensure_namespace(client: &Client, name: &str) -> Result<()> {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Patch, PatchParams};
+    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
+    let value =
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+    api.patch(
+        name,
+        &PatchParams::apply("kruise-rs-e2e"),
+        &Patch::Apply(&value),
+    )
+    .await?;
+    Ok(())
+}

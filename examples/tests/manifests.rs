@@ -1,0 +1,312 @@
+//! The deployment manifests in `examples/manifests/` agree with each other and with kruise-manager: kinds,
+//! names, namespaces, references, ports, RBAC resource names, and the flags of the Deployment (parsed with
+//! the manager's own option parser).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use clap::Parser;
+use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_api::crd::{CrdOptions, all};
+use kruise_examples::manager::ManagerOptions;
+use kruise_examples::webhook::configuration::{
+    CONFIGURATION_NAME, ClientTarget, WebhookOptions, mutating_webhook_configuration,
+};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    options: ManagerOptions,
+}
+
+/// Every object of every manifest, by `Kind/name`.
+fn objects() -> BTreeMap<String, Value> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    let mut objects = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for document in serde_yaml::Deserializer::from_str(&text) {
+            let value = Value::deserialize(document)
+                .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+            let key = format!(
+                "{}/{}",
+                value["kind"].as_str().unwrap(),
+                value["metadata"]["name"].as_str().unwrap()
+            );
+            assert!(
+                objects.insert(key.clone(), value).is_none(),
+                "{key} defined twice"
+            );
+        }
+    }
+    objects
+}
+
+fn typed<T: DeserializeOwned>(objects: &BTreeMap<String, Value>, key: &str) -> T {
+    let value = objects.get(key).unwrap_or_else(|| panic!("missing {key}"));
+    serde_json::from_value(value.clone()).unwrap_or_else(|error| panic!("{key}: {error}"))
+}
+
+fn resource_names(
+    rules: &[PolicyRule],
+    group: &str,
+    resource: &str,
+    verb: &str,
+) -> BTreeSet<String> {
+    rules
+        .iter()
+        .filter(|rule| {
+            rule.api_groups.iter().flatten().any(|g| g == group)
+                && rule.resources.iter().flatten().any(|r| r == resource)
+                && rule.verbs.iter().any(|v| v == verb)
+        })
+        .flat_map(|rule| rule.resource_names.clone().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn every_expected_object_is_there_and_nothing_else() {
+    let keys: Vec<String> = objects().into_keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "ClusterRole/kruise-manager",
+            "ClusterRoleBinding/kruise-manager",
+            "Deployment/kruise-manager",
+            "MutatingWebhookConfiguration/kruise-rs-mutating-webhook-configuration",
+            "Namespace/kruise-system",
+            "Role/kruise-manager",
+            "RoleBinding/kruise-manager",
+            "Service/kruise-rs-webhook-service",
+            "ServiceAccount/kruise-manager",
+        ]
+    );
+}
+
+#[test]
+fn references_agree() {
+    let objects = objects();
+    let namespace: Namespace = typed(&objects, "Namespace/kruise-system");
+    let ns = namespace.metadata.name.clone().unwrap();
+    let account: ServiceAccount = typed(&objects, "ServiceAccount/kruise-manager");
+    let deployment: Deployment = typed(&objects, "Deployment/kruise-manager");
+    let service: Service = typed(&objects, "Service/kruise-rs-webhook-service");
+    let cluster_binding: ClusterRoleBinding = typed(&objects, "ClusterRoleBinding/kruise-manager");
+    let binding: RoleBinding = typed(&objects, "RoleBinding/kruise-manager");
+    let role: Role = typed(&objects, "Role/kruise-manager");
+
+    for namespaced in [
+        &account.metadata,
+        &deployment.metadata,
+        &service.metadata,
+        &role.metadata,
+        &binding.metadata,
+    ] {
+        assert_eq!(
+            namespaced.namespace.as_deref(),
+            Some(ns.as_str()),
+            "{:?}",
+            namespaced.name
+        );
+    }
+    let pod = deployment.spec.template.spec.as_ref().unwrap();
+    assert_eq!(pod.service_account_name, account.metadata.name);
+    for subjects in [
+        cluster_binding.subjects.as_ref().unwrap(),
+        binding.subjects.as_ref().unwrap(),
+    ] {
+        assert_eq!(subjects.len(), 1);
+        assert_eq!(
+            (subjects[0].kind.as_str(), subjects[0].name.as_str()),
+            ("ServiceAccount", "kruise-manager")
+        );
+        assert_eq!(subjects[0].namespace.as_deref(), Some(ns.as_str()));
+    }
+    assert_eq!(cluster_binding.role_ref.kind, "ClusterRole");
+    assert!(objects.contains_key(&format!("ClusterRole/{}", cluster_binding.role_ref.name)));
+    assert_eq!(binding.role_ref.kind, "Role");
+    assert!(objects.contains_key(&format!("Role/{}", binding.role_ref.name)));
+
+    // The Service selects the Deployment's pods and targets the webhook port.
+    let labels = deployment
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .unwrap()
+        .labels
+        .clone()
+        .unwrap();
+    let selector = service.spec.as_ref().unwrap().selector.clone().unwrap();
+    assert!(
+        selector.iter().all(|(k, v)| labels.get(k) == Some(v)),
+        "{selector:?} vs {labels:?}"
+    );
+    assert_eq!(
+        deployment.spec.selector.match_labels.as_ref().unwrap(),
+        &selector
+    );
+    let container = &pod.containers[0];
+    let port_of = |name: &str| {
+        container
+            .ports
+            .iter()
+            .flatten()
+            .find(|port| port.name.as_deref() == Some(name))
+            .map(|port| port.container_port)
+    };
+    let service_port = &service.spec.as_ref().unwrap().ports.as_ref().unwrap()[0];
+    let IntOrString::String(target) = service_port.target_port.clone().unwrap() else {
+        panic!("named targetPort")
+    };
+    assert!(port_of(&target).is_some());
+
+    // The flags, parsed by the manager itself.
+    let mut args = vec!["kruise-manager".to_owned()];
+    args.extend(container.args.clone().unwrap());
+    let options = Cli::try_parse_from(args).unwrap().options;
+    let env_from_field = |name: &str| {
+        container
+            .env
+            .iter()
+            .flatten()
+            .find(|env| env.name == name)
+            .and_then(|env| {
+                env.value_from
+                    .as_ref()?
+                    .field_ref
+                    .as_ref()
+                    .map(|field| field.field_path.clone())
+            })
+    };
+    assert_eq!(
+        env_from_field("POD_NAMESPACE").as_deref(),
+        Some("metadata.namespace")
+    );
+    assert_eq!(env_from_field("POD_NAME").as_deref(), Some("metadata.name"));
+    assert_eq!(
+        options.webhook_service_name,
+        service.metadata.name.clone().unwrap()
+    );
+    assert_eq!(options.webhook_service_port, service_port.port);
+    assert_eq!(
+        Some(i32::from(options.webhook_bind_address.port())),
+        port_of("webhook")
+    );
+    assert_eq!(
+        Some(i32::from(options.metrics_bind_address.port())),
+        port_of("metrics")
+    );
+    assert!(options.leader_elect);
+
+    // The Role names exactly what the manager uses in its namespace.
+    let rules = role.rules.unwrap();
+    assert_eq!(
+        resource_names(&rules, "coordination.k8s.io", "leases", "update"),
+        BTreeSet::from([options.leader_election_id.clone()])
+    );
+    assert_eq!(
+        resource_names(&rules, "", "secrets", "get"),
+        BTreeSet::from([options.webhook_cert_secret.clone().unwrap()])
+    );
+}
+
+#[test]
+fn the_cluster_role_names_every_crd_and_only_its_own_webhook_configuration() {
+    let objects = objects();
+    let role: ClusterRole = typed(&objects, "ClusterRole/kruise-manager");
+    let rules = role.rules.unwrap();
+    let crds: BTreeSet<String> = all(&CrdOptions::default())
+        .into_iter()
+        .filter_map(|crd| crd.metadata.name)
+        .collect();
+    assert_eq!(
+        resource_names(
+            &rules,
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "patch"
+        ),
+        crds
+    );
+    assert_eq!(
+        resource_names(
+            &rules,
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations",
+            "patch"
+        ),
+        BTreeSet::from([CONFIGURATION_NAME.to_owned()])
+    );
+    assert_eq!(
+        resource_names(&rules, "", "namespaces", "patch"),
+        BTreeSet::from(["kube-system".to_owned(), "kruise-system".to_owned()])
+    );
+    for rule in &rules {
+        assert!(
+            !rule.verbs.iter().any(|verb| verb == "*"),
+            "no wildcard verbs: {rule:?}"
+        );
+        assert!(
+            !rule.resources.iter().flatten().any(|r| r == "*"),
+            "no wildcard resources: {rule:?}"
+        );
+    }
+}
+
+#[test]
+fn the_webhook_configuration_is_what_the_manager_writes() {
+    let objects = objects();
+    let written: MutatingWebhookConfiguration = typed(
+        &objects,
+        &format!("MutatingWebhookConfiguration/{CONFIGURATION_NAME}"),
+    );
+    let deployment: Deployment = typed(&objects, "Deployment/kruise-manager");
+    let container = &deployment.spec.template.spec.unwrap().containers[0];
+    let mut args = vec![
+        "kruise-manager".to_owned(),
+        "--namespace=kruise-system".to_owned(),
+    ];
+    args.extend(container.args.clone().unwrap());
+    let options = Cli::try_parse_from(args).unwrap().options;
+    let expected = mutating_webhook_configuration(
+        &WebhookOptions {
+            target: ClientTarget::Service {
+                namespace: options.namespace.clone(),
+                name: options.webhook_service_name.clone(),
+                port: options.webhook_service_port,
+            },
+            failure_policy: options.webhook_failure_policy,
+            excluded_namespaces: options.excluded_namespaces(),
+            ..WebhookOptions::default()
+        },
+        b"",
+    );
+    let mut expected = serde_json::to_value(expected).unwrap();
+    let mut written = serde_json::to_value(written).unwrap();
+    for value in [&mut expected, &mut written] {
+        value["webhooks"][0]["clientConfig"]
+            .as_object_mut()
+            .unwrap()
+            .remove("caBundle");
+    }
+    assert_eq!(written, expected);
+}
