@@ -30,6 +30,10 @@
 //! ```
 
 pub mod advanced_cron_job;
+pub mod cloneset;
 pub mod cron;
 pub mod int_or_percent;
 pub mod partition;
+pub mod pod_view;
+pub mod selector_string;
+pub mod sort;

@@ -1,0 +1,160 @@
+//! What the CloneSet planner reads: the CloneSet, its pods and claims, its revisions, the nodes (for the
+//! topology-spread ranker), `now`, the options, and where new instance ids come from.
+
+use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
+use k8s_openapi::jiff::Zoned;
+use kruise_api::apps::v1beta1::CloneSet;
+use kruise_api::keys::cloneset::INSTANCE_ID_ALPHABET;
+use kruise_inplace::calculate::RevisionRef;
+
+use super::options::Options;
+
+/// The revisions the plan works with: the names of the current and the update revision, and every revision
+/// whose data is known (for in-place updates the pod's own revision is looked up here by its
+/// `controller-revision-hash` label; pods at revisions without data are recreated, as upstream does).
+///
+/// The update revision's template is the CloneSet's own `spec.template` unless its data is given. The current
+/// revision's template is only needed to create pods at it (scale-up below the partition).
+#[derive(Clone, Copy, Debug)]
+pub struct Revisions<'a> {
+    /// `status.currentRevision`.
+    pub current: &'a str,
+    /// `status.updateRevision`.
+    pub update: &'a str,
+    /// The known revisions (ControllerRevisions converted with `RevisionRef::from`).
+    pub known: &'a [RevisionRef<'a>],
+}
+
+impl<'a> Revisions<'a> {
+    /// Revisions by name only (no data: in-place updates fall back to recreate).
+    #[must_use]
+    pub fn named(current: &'a str, update: &'a str) -> Self {
+        Self {
+            current,
+            update,
+            known: &[],
+        }
+    }
+
+    /// The known revision named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&RevisionRef<'a>> {
+        self.known.iter().find(|revision| revision.name == name)
+    }
+}
+
+/// Everything one CloneSet plan reads.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanInput<'a> {
+    /// The CloneSet (the v1beta1 hub; convert a v1alpha1 object with `From`).
+    pub cloneset: &'a CloneSet,
+    /// The pods it owns. Inactive pods (finished or being deleted) are ignored, as upstream lists only
+    /// active pods.
+    pub pods: &'a [Pod],
+    /// The PersistentVolumeClaims it owns (for instance-id reuse, claim creation and deletion).
+    pub claims: &'a [PersistentVolumeClaim],
+    /// The current and update revisions.
+    pub revisions: Revisions<'a>,
+    /// The nodes of the pods, read only for the topology-spread ranker (pods on nodes not given are left out
+    /// of that ranker, as upstream does for nodes it cannot get).
+    pub nodes: &'a [Node],
+    /// The time of the decision; its zone is the one lifecycle timestamps are written in.
+    pub now: &'a Zoned,
+    /// Gates and flags.
+    pub options: &'a Options,
+}
+
+impl<'a> PlanInput<'a> {
+    /// An input with no claims, no nodes and the given options.
+    #[must_use]
+    pub fn new(
+        cloneset: &'a CloneSet,
+        pods: &'a [Pod],
+        revisions: Revisions<'a>,
+        now: &'a Zoned,
+        options: &'a Options,
+    ) -> Self {
+        Self {
+            cloneset,
+            pods,
+            claims: &[],
+            revisions,
+            nodes: &[],
+            now,
+            options,
+        }
+    }
+
+    /// Sets the claims.
+    #[must_use]
+    pub fn with_claims(mut self, claims: &'a [PersistentVolumeClaim]) -> Self {
+        self.claims = claims;
+        self
+    }
+
+    /// Sets the nodes.
+    #[must_use]
+    pub fn with_nodes(mut self, nodes: &'a [Node]) -> Self {
+        self.nodes = nodes;
+        self
+    }
+}
+
+/// Where new instance ids come from (upstream: 5 random characters of
+/// [`INSTANCE_ID_ALPHABET`]). The planner skips ids already in use by a pod or claim.
+pub trait InstanceIds {
+    /// The next candidate id.
+    fn next_id(&mut self) -> String;
+}
+
+impl<F: FnMut() -> String> InstanceIds for F {
+    fn next_id(&mut self) -> String {
+        self()
+    }
+}
+
+/// A deterministic id generator: 5 characters of [`INSTANCE_ID_ALPHABET`] from a seeded SplitMix64 stream.
+///
+/// ```
+/// use kruise_schedule::cloneset::{InstanceIds, SeededIds};
+///
+/// let mut ids = SeededIds::new(7);
+/// let id = ids.next_id();
+/// assert_eq!(id.len(), 5);
+/// assert_eq!(SeededIds::new(7).next_id(), id);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SeededIds {
+    state: u64,
+}
+
+impl SeededIds {
+    /// A generator starting at `seed`.
+    #[must_use]
+    pub fn new(seed: u64) -> Self {
+        Self { state: seed }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+impl InstanceIds for SeededIds {
+    fn next_id(&mut self) -> String {
+        let alphabet = INSTANCE_ID_ALPHABET.as_bytes();
+        let mut value = self.next_u64();
+        let mut id = String::with_capacity(5);
+        for _ in 0..5 {
+            let len = alphabet.len() as u64;
+            let digit = usize::try_from(value % len).unwrap_or(0);
+            value /= len;
+            id.push(char::from(alphabet.get(digit).copied().unwrap_or(b'b')));
+        }
+        id
+    }
+}

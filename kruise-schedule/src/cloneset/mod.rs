@@ -1,0 +1,71 @@
+//! The CloneSet planner: one reconcile of upstream's CloneSet controller as a pure function (spec 3b).
+//!
+//! [`plan`] reads a [`PlanInput`] (the CloneSet, its pods and claims, the current and update revisions,
+//! nodes, `now`, [`Options`]) and an [`InstanceIds`] source, and returns a [`Plan`]: the [`Diff`] (upstream's
+//! ten numbers), the [`Action`]s of the step that acts — each with the [`Rule`] that chose it — the new
+//! status, and when to requeue. Like upstream it never scales and updates in one pass:
+//!
+//! 1. **scale**: cancel `PreparingDelete` on scale-up; create pods (instance ids from claims left without a
+//!    pod first, then from `ids`) in slow-start batches; delete released `PreparingDelete` pods, then
+//!    specified pods within `deleteReadyLimit`, then scale down by the deletion ranking
+//!    ([`crate::sort::deletion`]); a preDelete hook turns a deletion into `PreparingDelete`;
+//! 2. otherwise **refresh** (in-place progress, lifecycle, `pod-template-hash`) and, if that changed no
+//!    lifecycle state, **update**: candidates, order (`ActivePods`, priority, scatter, `PreparingUpdate`
+//!    first), `updateMaxUnavailable`, then in place when possible or recreate through
+//!    `apps.kruise.io/specified-delete`.
+//!
+//! The plan refers to existing pods by index and never clones them; only new pods are built. A controller
+//! executes the actions in order, waits for the [`Expectations`], and plans again.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::Pod;
+//! use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
+//! use kruise_api::apps::v1beta1::CloneSet;
+//! use kruise_schedule::cloneset::{plan, ActionKind, Options, PlanInput, Revisions, SeededIds, Step};
+//!
+//! let cloneset: CloneSet = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+//!     "metadata": {"name": "web", "namespace": "default"},
+//!     "spec": {
+//!         "replicas": 3,
+//!         "selector": {"matchLabels": {"app": "web"}},
+//!         "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+//!     },
+//! })).unwrap();
+//! let now = "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap().to_zoned(TimeZone::UTC);
+//! let options = Options::default();
+//! let pods: Vec<Pod> = Vec::new();
+//! let input = PlanInput::new(&cloneset, &pods, Revisions::named("web-a", "web-a"), &now, &options);
+//! let plan = plan(&input, &mut SeededIds::new(1));
+//! assert_eq!(plan.step, Step::Scale);
+//! assert_eq!(plan.diff.scale_up_num, 3);
+//! let created: Vec<_> = plan.actions.iter().filter_map(|a| match &a.kind {
+//!     ActionKind::CreatePod { pod, batch } => Some((pod.metadata.name.clone().unwrap(), *batch)),
+//!     _ => None,
+//! }).collect();
+//! assert_eq!(created.len(), 3);
+//! assert_eq!(created.iter().map(|c| c.1).collect::<Vec<_>>(), [0, 1, 1]); // slow start: 1, then 2
+//! ```
+
+mod action;
+mod create;
+mod diff;
+mod error;
+mod facts;
+mod input;
+mod options;
+mod order;
+mod plan;
+mod scale;
+mod settings;
+mod status;
+mod update;
+
+pub use action::{Action, ActionKind, Rule, Target, UpdateHow};
+pub use create::OWNER_API_VERSION;
+pub use diff::{Diff, RevisionMatch, calculate_diffs};
+pub use error::Error;
+pub use input::{InstanceIds, PlanInput, Revisions, SeededIds};
+pub use options::{FeatureGateError, Options};
+pub use plan::{Expectations, Plan, Step, plan};
+pub use settings::IgnoredValue;

@@ -1,0 +1,128 @@
+//! The switches that change CloneSet decisions: upstream's feature gates and controller flags, as a plain
+//! struct the caller passes (never global state). [`Default`] is upstream's default.
+
+use std::fmt;
+
+use kruise_inplace::FeatureGates;
+
+/// Upstream switches that change what the CloneSet planner decides.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Gate `CloneSetPartitionRollback` (default off): when the partition grows while a rollout is under way,
+    /// roll pods back to the current revision.
+    pub partition_rollback: bool,
+    /// Gate `PreparingUpdateAsUpdate` (default off): the scale step counts `PreparingUpdate` pods as already
+    /// at the update revision.
+    pub preparing_update_as_update: bool,
+    /// Gate `CloneSetShortHash` (default off): new pods get only the hash in `controller-revision-hash`.
+    pub short_hash: bool,
+    /// Controller flag `--cloneset-scaling-exclude-preparing-delete` (default off): leave `PreparingDelete`
+    /// pods out when counting pods for scaling, for every CloneSet.
+    pub exclude_preparing_delete: bool,
+    /// The in-place update gates (`InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
+    /// `RecreatePodWhenChangeVCTInCloneSetGate`).
+    pub in_place: FeatureGates,
+    /// Lifecycle switches.
+    pub lifecycle: kruise_lifecycle::Options,
+}
+
+/// A `--feature-gates` entry that is not understood.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FeatureGateError {
+    /// The entry is not `Name=true` or `Name=false`.
+    #[error("invalid feature gate setting {entry:?}: expected Name=true or Name=false")]
+    Invalid {
+        /// The entry given.
+        entry: String,
+    },
+    /// The name is not a gate that changes these decisions.
+    #[error("unknown feature gate {name:?} (known: {known})", known = Options::GATE_NAMES.join(", "))]
+    Unknown {
+        /// The name given.
+        name: String,
+    },
+}
+
+impl Options {
+    /// Upstream's name of [`Options::partition_rollback`].
+    pub const PARTITION_ROLLBACK: &'static str = "CloneSetPartitionRollback";
+    /// Upstream's name of [`Options::preparing_update_as_update`].
+    pub const PREPARING_UPDATE_AS_UPDATE: &'static str = "PreparingUpdateAsUpdate";
+    /// Upstream's name of [`Options::short_hash`].
+    pub const SHORT_HASH: &'static str = "CloneSetShortHash";
+    /// Every gate name [`Options::set_gate`] knows.
+    pub const GATE_NAMES: [&'static str; 6] = [
+        Self::PARTITION_ROLLBACK,
+        Self::PREPARING_UPDATE_AS_UPDATE,
+        Self::SHORT_HASH,
+        FeatureGates::ENV_FROM_METADATA,
+        FeatureGates::VERTICAL_SCALING,
+        FeatureGates::RECREATE_ON_VCT_CHANGE,
+    ];
+
+    /// Sets one gate by its upstream name.
+    ///
+    /// # Errors
+    /// [`FeatureGateError::Unknown`] for a name that does not change CloneSet decisions.
+    pub fn set_gate(&mut self, name: &str, enabled: bool) -> Result<(), FeatureGateError> {
+        match name {
+            Self::PARTITION_ROLLBACK => self.partition_rollback = enabled,
+            Self::PREPARING_UPDATE_AS_UPDATE => self.preparing_update_as_update = enabled,
+            Self::SHORT_HASH => self.short_hash = enabled,
+            _ => self
+                .in_place
+                .set(name, enabled)
+                .map_err(|_| FeatureGateError::Unknown {
+                    name: name.to_owned(),
+                })?,
+        }
+        Ok(())
+    }
+
+    /// Applies a `--feature-gates` list (`Name=true,Name=false,...`, values as Go's `strconv.ParseBool`).
+    ///
+    /// ```
+    /// use kruise_schedule::cloneset::Options;
+    ///
+    /// let options = Options::default().with_feature_gates("CloneSetPartitionRollback=true").unwrap();
+    /// assert!(options.partition_rollback);
+    /// assert!(Options::default().with_feature_gates("Nope=true").is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
+    pub fn with_feature_gates(mut self, list: &str) -> Result<Self, FeatureGateError> {
+        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let invalid = || FeatureGateError::Invalid {
+                entry: entry.to_owned(),
+            };
+            let (name, value) = entry.split_once('=').ok_or_else(invalid)?;
+            let enabled = match value.trim() {
+                "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
+                "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
+                _ => return Err(invalid()),
+            };
+            self.set_gate(name.trim(), enabled)?;
+        }
+        Ok(self)
+    }
+}
+
+impl fmt::Display for Options {
+    /// The gates as a `--feature-gates` list.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={},{}={},{}={},{}",
+            Self::PARTITION_ROLLBACK,
+            self.partition_rollback,
+            Self::PREPARING_UPDATE_AS_UPDATE,
+            self.preparing_update_as_update,
+            Self::SHORT_HASH,
+            self.short_hash,
+            self.in_place
+        )
+    }
+}

@@ -1,0 +1,139 @@
+//! The update order of candidates (upstream `SortUpdateIndexes`): `ActivePods`, then the priority strategy,
+//! then the scatter strategy, then `PreparingUpdate` pods first; only the first `k` are needed, so they are
+//! selected rather than sorted whenever the strategy allows it.
+
+use std::cmp::Ordering;
+
+use kruise_api::scatter::UpdateScatterTerm;
+
+use super::facts::PodFacts;
+use super::plan::Ctx;
+use crate::pod_view::State;
+use crate::sort::active::ActiveKey;
+use crate::sort::priority::{Priority, PriorityKey};
+use crate::sort::scatter::{self, Scatter, Sequence};
+use crate::sort::select;
+
+/// The base key: priority first, then `ActivePods` (with the pod name last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key<'a>(PriorityKey, ActiveKey<'a>);
+
+/// The first `k` candidates in the update order.
+pub(crate) fn first<'a>(
+    ctx: &Ctx<'a>,
+    candidates: Vec<&'a PodFacts<'a>>,
+    k: usize,
+) -> Vec<&'a PodFacts<'a>> {
+    if k == 0 || candidates.is_empty() {
+        return Vec::new();
+    }
+    let rolling = ctx.settings.rolling;
+    let priority = rolling
+        .and_then(|r| r.priority_strategy.as_ref())
+        .map_or_else(Priority::none, Priority::new);
+    let terms: &[UpdateScatterTerm] = rolling.map_or(&[], |r| r.scatter_strategy.as_slice());
+    let key = |facts: &&'a PodFacts<'a>| Key(priority.key_of(facts.pod), ActiveKey::of(facts.pod));
+    let preparing = candidates
+        .iter()
+        .any(|facts| facts.state == State::PreparingUpdate);
+    if preparing || terms.len() > 1 {
+        return full(ctx, candidates, k, key, Scatter::new(terms));
+    }
+    match terms.first() {
+        Some(term) if candidates.len() > 1 => one_term(ctx, candidates, k, key, term),
+        _ => select::first_k(candidates, k, key),
+    }
+}
+
+/// Sorts everything, scatters, puts `PreparingUpdate` first, keeps `k`.
+fn full<'a, K: Ord>(
+    ctx: &Ctx<'a>,
+    candidates: Vec<&'a PodFacts<'a>>,
+    k: usize,
+    key: impl FnMut(&&'a PodFacts<'a>) -> K,
+    scatter: Scatter<'_>,
+) -> Vec<&'a PodFacts<'a>> {
+    let len = candidates.len();
+    let sorted = select::first_k(candidates, len, key);
+    let pods = ctx.input.pods;
+    let mut order: Vec<usize> = sorted.iter().map(|facts| facts.index).collect();
+    if scatter.is_active() && order.len() > 1 {
+        for term in scatter.terms_for(pods, &order) {
+            let (matched, unmatched) = totals(ctx, term);
+            order = scatter::by_term(pods, term, order, matched, unmatched);
+        }
+    }
+    let by_index: std::collections::HashMap<usize, &'a PodFacts<'a>> =
+        sorted.iter().map(|facts| (facts.index, *facts)).collect();
+    let mut out: Vec<&'a PodFacts<'a>> = order
+        .iter()
+        .filter_map(|index| by_index.get(index).copied())
+        .collect();
+    out.sort_by(|a, b| match (a.state, b.state) {
+        (State::PreparingUpdate, State::PreparingUpdate) => Ordering::Equal,
+        (State::PreparingUpdate, _) => Ordering::Less,
+        (_, State::PreparingUpdate) => Ordering::Greater,
+        _ => Ordering::Equal,
+    });
+    out.truncate(k);
+    out
+}
+
+/// How many active pods match `term`, and how many do not.
+fn totals(ctx: &Ctx<'_>, term: &UpdateScatterTerm) -> (usize, usize) {
+    let matched = ctx
+        .facts
+        .pods
+        .iter()
+        .filter(|facts| scatter::matches(facts.pod, term))
+        .count();
+    (matched, ctx.facts.pods.len() - matched)
+}
+
+/// One scatter term over candidates in the base order, reading only the first `k` of each side.
+fn one_term<'a, K: Ord>(
+    ctx: &Ctx<'a>,
+    candidates: Vec<&'a PodFacts<'a>>,
+    k: usize,
+    mut key: impl FnMut(&&'a PodFacts<'a>) -> K,
+    term: &UpdateScatterTerm,
+) -> Vec<&'a PodFacts<'a>> {
+    let (mut matched, unmatched): (Vec<&'a PodFacts<'a>>, Vec<&'a PodFacts<'a>>) = candidates
+        .iter()
+        .partition(|facts| scatter::matches(facts.pod, term));
+    if matched.len() <= 1 || unmatched.len() <= 1 {
+        return select::first_k(candidates, k, key);
+    }
+    let Some(last) = select::last(&matched, &mut key) else {
+        return select::first_k(candidates, k, key);
+    };
+    matched.retain(|facts| facts.index != last.index);
+    let (m_len, u_len) = (matched.len(), unmatched.len());
+    let matched = select::first_k(matched, k, &mut key);
+    let unmatched = select::first_k(unmatched, k, &mut key);
+    let mut items = matched.clone();
+    items.extend(unmatched.iter().copied());
+    items.push(last);
+    let positions: Vec<usize> = (0..items.len()).collect();
+    let (m_positions, rest) = positions.split_at(matched.len());
+    let (u_positions, last_position) = rest.split_at(unmatched.len());
+    let (total_matched, total_unmatched) = totals(ctx, term);
+    let order = scatter::interleave(
+        Sequence {
+            prefix: m_positions,
+            len: m_len,
+        },
+        Sequence {
+            prefix: u_positions,
+            len: u_len,
+        },
+        last_position.first().copied(),
+        total_matched,
+        total_unmatched,
+        k,
+    );
+    order
+        .into_iter()
+        .filter_map(|position| items.get(position).copied())
+        .collect()
+}
