@@ -37,3 +37,4 @@ pub mod partition;
 pub mod pod_view;
 pub mod selector_string;
 pub mod sort;
+pub mod statefulset;
