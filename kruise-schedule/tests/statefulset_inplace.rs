@@ -1,7 +1,12 @@
 //! In-place against recreate (`podUpdatePolicy`), and the lifecycle hooks (preNormal, inPlaceUpdate,
 //! preDelete) through `kruise_lifecycle` (spec 3a "workload fallback", 3b, 3d).
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    missing_docs
+)]
 
 mod asts;
 
@@ -28,7 +33,13 @@ fn recreate_policy_deletes() {
     let pods = vec![pod("web-0", "r1")];
     let plan = run(&set, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["delete web-0"]);
-    assert!(matches!(&plan.actions[0].rule, Rule::Update { how: UpdateHow::RecreatePolicy, .. }));
+    assert!(matches!(
+        &plan.actions[0].rule,
+        Rule::Update {
+            how: UpdateHow::RecreatePolicy,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -37,8 +48,17 @@ fn in_place_if_possible_updates_the_image_in_place() {
     let pods = vec![pod("web-0", "r1")];
     let plan = run(&set, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["inplace web-0"]);
-    assert!(matches!(&plan.actions[0].rule, Rule::Update { how: UpdateHow::InPlace, .. }));
-    assert_eq!(plan.status.current_replicas, 0, "the pod leaves the current revision");
+    assert!(matches!(
+        &plan.actions[0].rule,
+        Rule::Update {
+            how: UpdateHow::InPlace,
+            ..
+        }
+    ));
+    assert_eq!(
+        plan.status.current_replicas, 0,
+        "the pod leaves the current revision"
+    );
     let now = asts::NOW.parse().unwrap();
     let outcome = plan.actions[0]
         .kind
@@ -46,19 +66,44 @@ fn in_place_if_possible_updates_the_image_in_place() {
         .unwrap()
         .unwrap();
     let updated = &outcome.pod;
-    assert_eq!(updated.spec.as_ref().unwrap().containers[0].image.as_deref(), Some("nginx:2"));
-    assert_eq!(updated.metadata.labels.as_ref().unwrap()["controller-revision-hash"], "r2");
+    assert_eq!(
+        updated.spec.as_ref().unwrap().containers[0]
+            .image
+            .as_deref(),
+        Some("nginx:2")
+    );
+    assert_eq!(
+        updated.metadata.labels.as_ref().unwrap()["controller-revision-hash"],
+        "r2"
+    );
     // No lifecycle label before: ASTS writes no Updating state.
-    assert!(!updated.metadata.labels.as_ref().unwrap().contains_key("lifecycle.apps.kruise.io/state"));
+    assert!(
+        !updated
+            .metadata
+            .labels
+            .as_ref()
+            .unwrap()
+            .contains_key("lifecycle.apps.kruise.io/state")
+    );
     // InPlaceUpdateReady goes False first.
-    let condition = updated.status.as_ref().unwrap().conditions.as_ref().unwrap().iter()
-        .find(|c| c.type_ == "InPlaceUpdateReady").unwrap();
+    let condition = updated
+        .status
+        .as_ref()
+        .unwrap()
+        .conditions
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|c| c.type_ == "InPlaceUpdateReady")
+        .unwrap();
     assert_eq!(condition.status, "False");
 
     // A pod with a lifecycle state gets Updating in the same write.
     let pods = vec![state(pod("web-0", "r1"), "Normal")];
     let plan = run(&set, &pods);
-    let ActionKind::UpdateInPlace { lifecycle, .. } = &plan.actions[0].kind else { panic!() };
+    let ActionKind::UpdateInPlace { lifecycle, .. } = &plan.actions[0].kind else {
+        panic!()
+    };
     assert_eq!(lifecycle.to.as_ref().unwrap().as_str(), "Updating");
 }
 
@@ -69,21 +114,42 @@ fn in_place_if_possible_falls_back_to_recreate() {
     let pods = vec![pod("web-0", "r0")];
     let plan = run(&set, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["delete web-0"]);
-    assert!(matches!(&plan.actions[0].rule, Rule::Update { how: UpdateHow::RecreateRequired(_), .. }));
+    assert!(matches!(
+        &plan.actions[0].rule,
+        Rule::Update {
+            how: UpdateHow::RecreateRequired(_),
+            ..
+        }
+    ));
 
     // A template change beyond images (a new container) is not in place either.
     let mut set = with_policy("InPlaceIfPossible", json!({}));
-    set.spec.template.spec.as_mut().unwrap().containers.push(serde_json::from_value(json!({"name": "d", "image": "x"})).unwrap());
+    set.spec
+        .template
+        .spec
+        .as_mut()
+        .unwrap()
+        .containers
+        .push(serde_json::from_value(json!({"name": "d", "image": "x"})).unwrap());
     let known_update = set.clone();
     let pods = vec![pod("web-0", "r1")];
     let data = asts::revision_data(&["r1"]);
     let mut refs = asts::refs(&data);
-    let template_data = kruise_inplace::revision::template_data_value(&known_update.spec.template).unwrap();
-    refs.push(kruise_inplace::calculate::RevisionRef { name: "r2", data: Some(&template_data), annotations: None });
+    let template_data =
+        kruise_inplace::revision::template_data_value(&known_update.spec.template).unwrap();
+    refs.push(kruise_inplace::calculate::RevisionRef {
+        name: "r2",
+        data: Some(&template_data),
+        annotations: None,
+    });
     let now = asts::now();
     let options = kruise_schedule::statefulset::Options::default();
     let input = kruise_schedule::statefulset::PlanInput::new(
-        &set, &pods, kruise_schedule::statefulset::Revisions::named("r1", "r2").with_known(&refs), &now, &options,
+        &set,
+        &pods,
+        kruise_schedule::statefulset::Revisions::named("r1", "r2").with_known(&refs),
+        &now,
+        &options,
     );
     let plan = kruise_schedule::statefulset::plan(&input);
     assert_eq!(summary(&plan, &pods, &[]), ["delete web-0"]);
@@ -108,13 +174,28 @@ fn in_place_update_hook_holds_the_pod_in_preparing_update() {
         "InPlaceIfPossible",
         json!({"lifecycle": {"inPlaceUpdate": {"finalizersHandler": ["example.com/hook"]}}}),
     );
-    let pods = vec![finalizer(state(pod("web-0", "r1"), "Normal"), "example.com/hook")];
+    let pods = vec![finalizer(
+        state(pod("web-0", "r1"), "Normal"),
+        "example.com/hook",
+    )];
     let plan = run(&set, &pods);
-    assert_eq!(summary(&plan, &pods, &[]), ["lifecycle web-0 PreparingUpdate"]);
-    assert!(plan.actions[0].reason().contains("inPlaceUpdate hook holds it"));
+    assert_eq!(
+        summary(&plan, &pods, &[]),
+        ["lifecycle web-0 PreparingUpdate"]
+    );
+    assert!(
+        plan.actions[0]
+            .reason()
+            .contains("inPlaceUpdate hook holds it")
+    );
     // OrderedReady: a PreparingUpdate pod is not available, so the slot walk stops at it (as upstream).
     let pods = vec![state(pod("web-0", "r1"), "PreparingUpdate")];
-    assert_eq!(run(&set, &pods).waiting, Some(Wait::NotAvailable { pod: "web-0".into() }));
+    assert_eq!(
+        run(&set, &pods).waiting,
+        Some(Wait::NotAvailable {
+            pod: "web-0".into()
+        })
+    );
     // Parallel: released (finalizer gone) in PreparingUpdate, so update now.
     let set = with_policy(
         "InPlaceIfPossible",
@@ -122,7 +203,10 @@ fn in_place_update_hook_holds_the_pod_in_preparing_update() {
     );
     assert_eq!(summary(&run(&set, &pods), &pods, &[]), ["inplace web-0"]);
     // Still hooked: held, nothing to write.
-    let pods = vec![finalizer(state(pod("web-0", "r1"), "PreparingUpdate"), "example.com/hook")];
+    let pods = vec![finalizer(
+        state(pod("web-0", "r1"), "PreparingUpdate"),
+        "example.com/hook",
+    )];
     assert!(run(&set, &pods).actions.is_empty());
     // Done: Updating and completed → Updated (the hook is not re-armed), which blocks updates this pass.
     let pods = vec![state(pod("web-0", "r2"), "Updating")];
@@ -142,22 +226,40 @@ fn lifecycle_refresh_stops_the_update() {
 
 #[test]
 fn pre_delete_hook_turns_deletions_into_preparing_delete() {
-    let hooked = json!({"lifecycle": {"preDelete": {"labelsHandler": {"example.com/hold": "true"}}}});
+    let hooked =
+        json!({"lifecycle": {"preDelete": {"labelsHandler": {"example.com/hold": "true"}}}});
     // Recreate update.
     let set = with_policy("ReCreate", hooked.clone());
     let pods = vec![asts::label(pod("web-0", "r1"), "example.com/hold", "true")];
     let plan = run(&set, &pods);
-    assert_eq!(summary(&plan, &pods, &[]), ["lifecycle web-0 PreparingDelete"]);
+    assert_eq!(
+        summary(&plan, &pods, &[]),
+        ["lifecycle web-0 PreparingDelete"]
+    );
     assert!(plan.actions[0].reason().contains("preDelete hook holds it"));
     assert_eq!(plan.status.current_replicas, 1, "not deleted yet");
     // Condemned pod (scale-down).
     let set = with_policy("ReCreate", hooked);
-    let pods = vec![pod("web-0", "r2"), asts::label(pod("web-1", "r2"), "example.com/hold", "true")];
+    let pods = vec![
+        pod("web-0", "r2"),
+        asts::label(pod("web-1", "r2"), "example.com/hold", "true"),
+    ];
     let plan = run(&set, &pods);
-    assert_eq!(summary(&plan, &pods, &[]), ["lifecycle web-1 PreparingDelete"]);
-    assert_eq!(plan.waiting, Some(Wait::CondemnedDeleted { pod: "web-1".into() }));
+    assert_eq!(
+        summary(&plan, &pods, &[]),
+        ["lifecycle web-1 PreparingDelete"]
+    );
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::CondemnedDeleted {
+            pod: "web-1".into()
+        })
+    );
     // Released: deleted.
-    let pods = vec![pod("web-0", "r2"), state(pod("web-1", "r2"), "PreparingDelete")];
+    let pods = vec![
+        pod("web-0", "r2"),
+        state(pod("web-1", "r2"), "PreparingDelete"),
+    ];
     assert_eq!(summary(&run(&set, &pods), &pods, &[]), ["delete web-1"]);
 }
 
@@ -165,14 +267,33 @@ fn pre_delete_hook_turns_deletions_into_preparing_delete() {
 fn new_pods_start_normal_unless_a_pre_normal_hook_waits() {
     let set = asts::set(json!({"replicas": 1}));
     let plan = run(&set, &[]);
-    let ActionKind::CreatePod { pod } = &plan.actions[0].kind else { panic!() };
-    assert_eq!(pod.metadata.labels.as_ref().unwrap()["lifecycle.apps.kruise.io/state"], "Normal");
+    let ActionKind::CreatePod { pod } = &plan.actions[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        pod.metadata.labels.as_ref().unwrap()["lifecycle.apps.kruise.io/state"],
+        "Normal"
+    );
 
-    let set = asts::set(json!({"replicas": 1, "lifecycle": {"preNormal": {"labelsHandler": {"ready-for-traffic": "yes"}}}}));
+    let set = asts::set(
+        json!({"replicas": 1, "lifecycle": {"preNormal": {"labelsHandler": {"ready-for-traffic": "yes"}}}}),
+    );
     let plan = run(&set, &[]);
-    let ActionKind::CreatePod { pod } = &plan.actions[0].kind else { panic!() };
-    assert_eq!(pod.metadata.labels.as_ref().unwrap()["lifecycle.apps.kruise.io/state"], "PreparingNormal");
+    let ActionKind::CreatePod { pod } = &plan.actions[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        pod.metadata.labels.as_ref().unwrap()["lifecycle.apps.kruise.io/state"],
+        "PreparingNormal"
+    );
     // PreparingNormal → Normal once all hooked.
-    let pods = vec![asts::label(state(asts::pod("web-0", "r2"), "PreparingNormal"), "ready-for-traffic", "yes")];
-    assert_eq!(summary(&run(&set, &pods), &pods, &[]), ["lifecycle web-0 Normal"]);
+    let pods = vec![asts::label(
+        state(asts::pod("web-0", "r2"), "PreparingNormal"),
+        "ready-for-traffic",
+        "yes",
+    )];
+    assert_eq!(
+        summary(&run(&set, &pods), &pods, &[]),
+        ["lifecycle web-0 Normal"]
+    );
 }

@@ -1,6 +1,11 @@
 //! Ordinals, `reserveOrdinals` and the start ordinal (spec 3b "Advanced StatefulSet", pitfalls 6 and 7).
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    missing_docs
+)]
 
 mod asts;
 
@@ -45,10 +50,18 @@ fn ordinal_from_name() {
 #[test]
 fn reserve_ordinals_parsing() {
     let ok: &[(Vec<IntOrString>, &[i64], &[i64])] = &[
-        (vec![IntOrString::Int(1), IntOrString::Int(3)], &[1, 3], &[0, 2, 4]),
+        (
+            vec![IntOrString::Int(1), IntOrString::Int(3)],
+            &[1, 3],
+            &[0, 2, 4],
+        ),
         (vec![s("1-3")], &[1, 2, 3], &[0, 4]),
         (vec![s("2-2")], &[2], &[1, 3]),
-        (vec![IntOrString::Int(0), s("5-6"), s("+8-9")], &[0, 5, 6, 8, 9], &[1, 7, 10]),
+        (
+            vec![IntOrString::Int(0), s("5-6"), s("+8-9")],
+            &[0, 5, 6, 8, 9],
+            &[1, 7, 10],
+        ),
         (vec![s("1-3"), s("2-5")], &[1, 4, 5], &[0, 6]),
         (vec![], &[], &[0, 1]),
     ];
@@ -62,13 +75,13 @@ fn reserve_ordinals_parsing() {
         }
     }
     let bad: &[(Vec<IntOrString>, usize)] = &[
-        (vec![s("5")], 0),                          // a string must be a range
-        (vec![IntOrString::Int(1), s("3-1")], 1),   // start > end
-        (vec![s("1-2-3")], 0),                      // two dashes
-        (vec![s("-1-3")], 0),                       // a negative start splits into three parts
+        (vec![s("5")], 0),                        // a string must be a range
+        (vec![IntOrString::Int(1), s("3-1")], 1), // start > end
+        (vec![s("1-2-3")], 0),                    // two dashes
+        (vec![s("-1-3")], 0),                     // a negative start splits into three parts
         (vec![s("a-3")], 0),
         (vec![s("1-b")], 0),
-        (vec![s(" 1-3")], 0),                       // no trimming
+        (vec![s(" 1-3")], 0), // no trimming
         (vec![s("")], 0),
         (vec![IntOrString::Int(7), s("2-4"), s("x")], 2),
     ];
@@ -102,7 +115,8 @@ fn spec_example_range() {
 
 #[test]
 fn ranges_table() {
-    let cases: &[(i64, i64, Vec<IntOrString>, i64, &[i64])] = &[
+    type Row = (i64, i64, Vec<IntOrString>, i64, &'static [i64]);
+    let cases: &[Row] = &[
         (0, 3, vec![], 3, &[0, 1, 2]),
         (0, 0, vec![], 0, &[]),
         (0, 0, vec![IntOrString::Int(0)], 0, &[]),
@@ -110,7 +124,13 @@ fn ranges_table() {
         (0, 3, vec![IntOrString::Int(3)], 3, &[0, 1, 2]), // reserved just past the end: no effect
         (0, 3, vec![s("1-2"), IntOrString::Int(4)], 6, &[0, 3, 5]),
         (5, 2, vec![IntOrString::Int(1)], 7, &[5, 6]), // reserved below the start: no effect
-        (0, 2, vec![s("1-1000000000")], 1_000_000_002, &[0, 1_000_000_001]),
+        (
+            0,
+            2,
+            vec![s("1-1000000000")],
+            1_000_000_002,
+            &[0, 1_000_000_001],
+        ),
         (0, -1, vec![], 0, &[]),
     ];
     for (start, replicas, reserve, end, ordinals) in cases {
@@ -122,7 +142,8 @@ fn ranges_table() {
 
 #[test]
 fn reserved_ordinals_get_no_pod_and_pods_on_them_are_condemned() {
-    let set = set(json!({"replicas": 3, "reserveOrdinals": [1], "podManagementPolicy": "Parallel"}));
+    let set =
+        set(json!({"replicas": 3, "reserveOrdinals": [1], "podManagementPolicy": "Parallel"}));
     let pods = pods(&[(0, "r2"), (1, "r2")]);
     let plan = run(&set, &pods);
     assert_eq!(
@@ -131,13 +152,18 @@ fn reserved_ordinals_get_no_pod_and_pods_on_them_are_condemned() {
     );
     assert!(matches!(
         plan.actions[2].rule,
-        Rule::Condemned { ordinal: 1, why: kruise_schedule::statefulset::Condemned::Reserved }
+        Rule::Condemned {
+            ordinal: 1,
+            why: kruise_schedule::statefulset::Condemned::Reserved
+        }
     ));
 }
 
 #[test]
 fn one_bad_range_discards_all_reserved_ordinals() {
-    let set = set(json!({"replicas": 3, "reserveOrdinals": [1, "4-x"], "podManagementPolicy": "Parallel"}));
+    let set = set(
+        json!({"replicas": 3, "reserveOrdinals": [1, "4-x"], "podManagementPolicy": "Parallel"}),
+    );
     let pods = pods(&[(0, "r2"), (1, "r2")]);
     let plan = run(&set, &pods);
     // Nothing is reserved: web-1 stays, web-2 is created.
@@ -148,11 +174,17 @@ fn one_bad_range_discards_all_reserved_ordinals() {
 
 #[test]
 fn start_ordinal_only_with_the_gate() {
-    let set = set(json!({"replicas": 2, "ordinals": {"start": 5}, "podManagementPolicy": "Parallel"}));
+    let set =
+        set(json!({"replicas": 2, "ordinals": {"start": 5}, "podManagementPolicy": "Parallel"}));
     let plan = run(&set, &[]);
-    assert_eq!(summary(&plan, &[], &[]), ["create web-0@r2", "create web-1@r2"]);
+    assert_eq!(
+        summary(&plan, &[], &[]),
+        ["create web-0@r2", "create web-1@r2"]
+    );
 
-    let options = Options::default().with_feature_gates("StatefulSetStartOrdinal=true").unwrap();
+    let options = Options::default()
+        .with_feature_gates("StatefulSetStartOrdinal=true")
+        .unwrap();
     let pods = pods(&[(0, "r2")]);
     let plan = run_with(&set, &pods, &[], &options);
     assert_eq!(
@@ -161,7 +193,10 @@ fn start_ordinal_only_with_the_gate() {
     );
     assert!(matches!(
         plan.actions[2].rule,
-        Rule::Condemned { ordinal: 0, why: kruise_schedule::statefulset::Condemned::BeforeStart }
+        Rule::Condemned {
+            ordinal: 0,
+            why: kruise_schedule::statefulset::Condemned::BeforeStart
+        }
     ));
     // The new pods carry their identity.
     let kruise_schedule::statefulset::ActionKind::CreatePod { pod } = &plan.actions[0].kind else {
@@ -170,7 +205,10 @@ fn start_ordinal_only_with_the_gate() {
     let labels = pod.metadata.labels.as_ref().unwrap();
     assert_eq!(labels["statefulset.kubernetes.io/pod-name"], "web-5");
     assert_eq!(labels["apps.kubernetes.io/pod-index"], "5");
-    assert_eq!(pod.spec.as_ref().unwrap().hostname.as_deref(), Some("web-5"));
+    assert_eq!(
+        pod.spec.as_ref().unwrap().hostname.as_deref(),
+        Some("web-5")
+    );
 }
 
 #[test]

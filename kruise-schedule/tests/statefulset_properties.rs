@@ -8,7 +8,12 @@
 //! * the fleet reaches the target (kept ordinals filled, partition respected, nothing condemned) when every
 //!   pod becomes ready.
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    missing_docs
+)]
 
 mod asts;
 
@@ -43,16 +48,18 @@ fn cases(never: bool) -> impl Strategy<Value = Case> {
         proptest::collection::vec(0i32..9, 0..7),
         any::<u64>(),
     )
-        .prop_map(move |(replicas, reserved, partition, max_unavailable, parallel, initial, seed)| Case {
-            replicas,
-            reserved,
-            partition: partition.min(replicas + 1),
-            max_unavailable,
-            parallel,
-            initial,
-            seed,
-            never_ready_percent: if never { 20 } else { 0 },
-        })
+        .prop_map(
+            move |(replicas, reserved, partition, max_unavailable, parallel, initial, seed)| Case {
+                replicas,
+                reserved,
+                partition: partition.min(replicas + 1),
+                max_unavailable,
+                parallel,
+                initial,
+                seed,
+                never_ready_percent: if never { 20 } else { 0 },
+            },
+        )
 }
 
 struct Fleet {
@@ -78,12 +85,17 @@ impl Fleet {
             match &action.kind {
                 ActionKind::CreatePod { pod } => {
                     let mut new = (**pod).clone();
-                    new.metadata.uid = Some(format!("uid-{}-{}", new.metadata.name.as_ref().unwrap(), self.pass));
+                    new.metadata.uid = Some(format!(
+                        "uid-{}-{}",
+                        new.metadata.name.as_ref().unwrap(),
+                        self.pass
+                    ));
                     new.status = Some(serde_json::from_value(json!({"phase": "Pending"})).unwrap());
                     let name = new.metadata.name.clone().unwrap();
                     let delay = u32::try_from(self.next() % 4).unwrap();
                     let never = self.next() % 100 < never_percent;
-                    self.ready_at.insert(name, (!never).then_some(self.pass + delay));
+                    self.ready_at
+                        .insert(name, (!never).then_some(self.pass + delay));
                     self.pods.push(new);
                 }
                 ActionKind::DeletePod { pod } => {
@@ -98,11 +110,17 @@ impl Fleet {
                 _ => {}
             }
         }
-        self.pods.retain(|p| !deleted.contains(p.metadata.name.as_ref().unwrap()));
+        self.pods
+            .retain(|p| !deleted.contains(p.metadata.name.as_ref().unwrap()));
         self.pass += 1;
         for p in &mut self.pods {
             let name = p.metadata.name.clone().unwrap();
-            if self.ready_at.get(&name).copied().flatten().is_some_and(|at| at <= self.pass)
+            if self
+                .ready_at
+                .get(&name)
+                .copied()
+                .flatten()
+                .is_some_and(|at| at <= self.pass)
                 && p.status.as_ref().unwrap().phase.as_deref() == Some("Pending")
             {
                 let rev = p.metadata.labels.as_ref().unwrap()["controller-revision-hash"].clone();
@@ -124,8 +142,16 @@ fn set_of(case: &Case) -> kruise_api::apps::v1beta1::StatefulSet {
 }
 
 fn range_of(case: &Case) -> OrdinalRange {
-    let reserved: Vec<_> = case.reserved.iter().map(|o| k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(*o)).collect();
-    OrdinalRange::new(0, i64::from(case.replicas), ReservedOrdinals::parse(&reserved).unwrap())
+    let reserved: Vec<_> = case
+        .reserved
+        .iter()
+        .map(|o| k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(*o))
+        .collect();
+    OrdinalRange::new(
+        0,
+        i64::from(case.replicas),
+        ReservedOrdinals::parse(&reserved).unwrap(),
+    )
 }
 
 fn initial_fleet(case: &Case) -> Fleet {
@@ -137,7 +163,10 @@ fn initial_fleet(case: &Case) -> Fleet {
         .map(|o| pod(&format!("web-{o}"), "r1"))
         .collect();
     Fleet {
-        ready_at: pods.iter().map(|p| (p.metadata.name.clone().unwrap(), Some(0))).collect(),
+        ready_at: pods
+            .iter()
+            .map(|p| (p.metadata.name.clone().unwrap(), Some(0)))
+            .collect(),
         pods,
         rng: case.seed | 1,
         pass: 0,
@@ -147,9 +176,18 @@ fn initial_fleet(case: &Case) -> Fleet {
 fn healthy(p: &Pod) -> bool {
     let status = p.status.as_ref().unwrap();
     status.phase.as_deref() == Some("Running")
-        && status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True")
+        && status
+            .conditions
+            .iter()
+            .flatten()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
         && p.metadata.deletion_timestamp.is_none()
-        && p.metadata.labels.as_ref().unwrap().get("lifecycle.apps.kruise.io/state").is_none_or(|s| s == "Normal")
+        && p.metadata
+            .labels
+            .as_ref()
+            .unwrap()
+            .get("lifecycle.apps.kruise.io/state")
+            .is_none_or(|s| s == "Normal")
 }
 
 fn by_ordinal(pods: &[Pod]) -> BTreeMap<i64, &Pod> {
@@ -172,15 +210,25 @@ fn check(case: &Case, range: &OrdinalRange, pods: &[Pod], plan: &Plan) {
         .copied()
         .filter(|o| present.get(o).is_none_or(|p| !healthy(p)))
         .collect();
-    let created: HashSet<i64> = plan.actions.iter().filter_map(|a| match &a.kind {
-        ActionKind::CreatePod { pod } => ordinal_of(pod.metadata.name.as_deref().unwrap()).map(i64::from),
-        _ => None,
-    }).collect();
+    let created: HashSet<i64> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match &a.kind {
+            ActionKind::CreatePod { pod } => {
+                ordinal_of(pod.metadata.name.as_deref().unwrap()).map(i64::from)
+            }
+            _ => None,
+        })
+        .collect();
     let mut took_available = false;
     for action in &plan.actions {
         if let Rule::Update { slot, .. } = action.rule {
             let ordinal = slot + range.start();
-            assert!(i64::from(case.partition) <= slot, "updated slot {slot} below partition {}", case.partition);
+            assert!(
+                i64::from(case.partition) <= slot,
+                "updated slot {slot} below partition {}",
+                case.partition
+            );
             if !unavailable.contains(&ordinal) {
                 took_available = true;
             }
@@ -200,7 +248,10 @@ fn check(case: &Case, range: &OrdinalRange, pods: &[Pod], plan: &Plan) {
         assert!(created.len() <= 1);
         for o in &created {
             for lower in kept.iter().filter(|k| *k < o) {
-                assert!(present.get(lower).is_some_and(|p| healthy(p)), "created {o} before {lower} is ready");
+                assert!(
+                    present.get(lower).is_some_and(|p| healthy(p)),
+                    "created {o} before {lower} is ready"
+                );
             }
         }
     }
@@ -216,14 +267,20 @@ fn run_case(case: &Case, passes: u32) -> Fleet {
         check(case, &range, &fleet.pods, &plan);
         // Deterministic.
         let again = run(&set, &fleet.pods);
-        assert_eq!(summary(&plan, &fleet.pods, &[]), summary(&again, &fleet.pods, &[]));
+        assert_eq!(
+            summary(&plan, &fleet.pods, &[]),
+            summary(&again, &fleet.pods, &[])
+        );
         assert_eq!(plan.status, again.status);
         fleet.apply(&plan, case.never_ready_percent);
         let updated = by_ordinal(&fleet.pods)
             .iter()
             .filter(|(o, p)| range.contains(**o) && revision(p) == "r2")
             .count();
-        assert!(updated <= max_updated, "{updated} pods updated, at most {max_updated}");
+        assert!(
+            updated <= max_updated,
+            "{updated} pods updated, at most {max_updated}"
+        );
     }
     fleet
 }

@@ -1,7 +1,12 @@
 //! Scaling: `OrderedReady` (monotonic) against `Parallel`, `scaleStrategy.maxUnavailable`, condemned pods,
 //! finished pods (spec 3b "processReplica", "Condemned pods").
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, clippy::panic, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    missing_docs
+)]
 
 mod asts;
 
@@ -14,17 +19,32 @@ fn ordered_ready_creates_one_pod_at_a_time_in_ordinal_order() {
     let set = set(json!({"replicas": 3}));
     let plan = run(&set, &[]);
     assert_eq!(summary(&plan, &[], &[]), ["create web-0@r2"]);
-    assert_eq!(plan.waiting, Some(Wait::Created { pod: "web-0".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::Created {
+            pod: "web-0".into()
+        })
+    );
 
     // web-0 exists but is not Running and Ready: nothing is created.
     let pods = vec![phase(pod("web-0", "r2"), "Pending")];
     let plan = run(&set, &pods);
     assert!(summary(&plan, &pods, &[]).is_empty());
-    assert_eq!(plan.waiting, Some(Wait::NotAvailable { pod: "web-0".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::NotAvailable {
+            pod: "web-0".into()
+        })
+    );
 
     // Running but not Ready: still waits.
     let pods = vec![not_ready(pod("web-0", "r2"))];
-    assert_eq!(run(&set, &pods).waiting, Some(Wait::NotAvailable { pod: "web-0".into() }));
+    assert_eq!(
+        run(&set, &pods).waiting,
+        Some(Wait::NotAvailable {
+            pod: "web-0".into()
+        })
+    );
 
     // Ready: web-1 next.
     let pods = vec![pod("web-0", "r2")];
@@ -42,14 +62,23 @@ fn ordered_ready_waits_for_lifecycle_normal_and_min_ready_seconds() {
     let pods = vec![state(pod("web-0", "r2"), "PreparingNormal")];
     let plan = run(&set1, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["lifecycle web-0 Normal"]);
-    assert_eq!(plan.waiting, Some(Wait::NotAvailable { pod: "web-0".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::NotAvailable {
+            pod: "web-0".into()
+        })
+    );
 
     // minReadySeconds 7200: ready for an hour only, wait another hour.
-    let set2 = set(json!({"replicas": 2, "updateStrategy": {"rollingUpdate": {"minReadySeconds": 7200}}}));
+    let set2 =
+        set(json!({"replicas": 2, "updateStrategy": {"rollingUpdate": {"minReadySeconds": 7200}}}));
     let pods = vec![pod("web-0", "r2")];
     let plan = run(&set2, &pods);
     assert!(plan.actions.is_empty());
-    assert_eq!(plan.requeue_after, Some(std::time::Duration::from_secs(3600)));
+    assert_eq!(
+        plan.requeue_after,
+        Some(std::time::Duration::from_secs(3600))
+    );
 }
 
 #[test]
@@ -58,7 +87,12 @@ fn ordered_ready_blocks_on_terminating() {
     let pods = vec![terminating(pod("web-0", "r2"))];
     let plan = run(&set, &pods);
     assert!(plan.actions.is_empty());
-    assert_eq!(plan.waiting, Some(Wait::Terminating { pod: "web-0".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::Terminating {
+            pod: "web-0".into()
+        })
+    );
 }
 
 #[test]
@@ -84,23 +118,34 @@ fn scale_max_unavailable_limits_parallel_creation() {
         (json!("100%"), 6),
     ];
     for (max, created) in cases {
-        let set = set(json!({"replicas": 6, "podManagementPolicy": "Parallel", "scaleStrategy": {"maxUnavailable": max}}));
+        let set = set(
+            json!({"replicas": 6, "podManagementPolicy": "Parallel", "scaleStrategy": {"maxUnavailable": max}}),
+        );
         let plan = run(&set, &[]);
         assert_eq!(plan.actions.len(), *created, "maxUnavailable {max}");
     }
     // Unavailable existing pods use the budget too: web-0 not ready, budget 2 → one creation.
-    let set = set(json!({"replicas": 4, "podManagementPolicy": "Parallel", "scaleStrategy": {"maxUnavailable": 2}}));
+    let set = set(
+        json!({"replicas": 4, "podManagementPolicy": "Parallel", "scaleStrategy": {"maxUnavailable": 2}}),
+    );
     let pods = vec![not_ready(pod("web-0", "r2"))];
     assert_eq!(summary(&run(&set, &pods), &pods, &[]), ["create web-1@r2"]);
     // A bad value stops the pass with an error naming the field.
     let set = set_with_bad_max();
     let plan = run(&set, &[]);
     assert!(plan.actions.is_empty());
-    assert!(plan.stopped.unwrap().to_string().contains("spec.scaleStrategy.maxUnavailable"));
+    assert!(
+        plan.stopped
+            .unwrap()
+            .to_string()
+            .contains("spec.scaleStrategy.maxUnavailable")
+    );
 }
 
 fn set_with_bad_max() -> kruise_api::apps::v1beta1::StatefulSet {
-    set(json!({"replicas": 2, "podManagementPolicy": "Parallel", "scaleStrategy": {"maxUnavailable": "1.5%"}}))
+    set(
+        json!({"replicas": 2, "podManagementPolicy": "Parallel", "scaleStrategy": {"maxUnavailable": "1.5%"}}),
+    )
 }
 
 #[test]
@@ -109,37 +154,75 @@ fn condemned_pods_are_deleted_from_the_highest_ordinal() {
     let pods = pods(&[(0, "r2"), (1, "r2"), (2, "r2"), (3, "r2")]);
     let plan = run(&set1, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["delete web-3"]);
-    assert_eq!(plan.waiting, Some(Wait::CondemnedDeleted { pod: "web-3".into() }));
-    assert!(matches!(plan.actions[0].rule, Rule::Condemned { ordinal: 3, .. }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::CondemnedDeleted {
+            pod: "web-3".into()
+        })
+    );
+    assert!(matches!(
+        plan.actions[0].rule,
+        Rule::Condemned { ordinal: 3, .. }
+    ));
 
     // Parallel deletes all of them.
     let set2 = set(json!({"replicas": 2, "podManagementPolicy": "Parallel"}));
-    assert_eq!(summary(&run(&set2, &pods), &pods, &[]), ["delete web-3", "delete web-2"]);
+    assert_eq!(
+        summary(&run(&set2, &pods), &pods, &[]),
+        ["delete web-3", "delete web-2"]
+    );
 }
 
 #[test]
 fn ordered_ready_scale_down_stops_on_unhealthy() {
     let set = set(json!({"replicas": 1}));
     // web-2 unhealthy but it is not the first unhealthy pod (web-1 is): wait.
-    let pods = vec![pod("web-0", "r2"), not_ready(pod("web-1", "r2")), not_ready(pod("web-2", "r2"))];
+    let pods = vec![
+        pod("web-0", "r2"),
+        not_ready(pod("web-1", "r2")),
+        not_ready(pod("web-2", "r2")),
+    ];
     let plan = run(&set, &pods);
     assert!(plan.actions.is_empty());
-    assert_eq!(plan.waiting, Some(Wait::CondemnedBlocked { pod: "web-2".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::CondemnedBlocked {
+            pod: "web-2".into()
+        })
+    );
 
     // The first unhealthy pod itself may be deleted.
-    let pods = vec![pod("web-0", "r2"), pod("web-1", "r2"), not_ready(pod("web-2", "r2"))];
+    let pods = vec![
+        pod("web-0", "r2"),
+        pod("web-1", "r2"),
+        not_ready(pod("web-2", "r2")),
+    ];
     assert_eq!(summary(&run(&set, &pods), &pods, &[]), ["delete web-2"]);
 
     // A terminating condemned pod blocks.
-    let pods = vec![pod("web-0", "r2"), pod("web-1", "r2"), terminating(pod("web-2", "r2"))];
+    let pods = vec![
+        pod("web-0", "r2"),
+        pod("web-1", "r2"),
+        terminating(pod("web-2", "r2")),
+    ];
     let plan = run(&set, &pods);
     assert!(plan.actions.is_empty());
-    assert_eq!(plan.waiting, Some(Wait::Terminating { pod: "web-2".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::Terminating {
+            pod: "web-2".into()
+        })
+    );
 
     // An unavailable kept pod blocks scale-down (its successor cannot be removed first).
     let pods = vec![not_ready(pod("web-0", "r2")), pod("web-1", "r2")];
     let plan = run(&set, &pods);
-    assert_eq!(plan.waiting, Some(Wait::NotAvailable { pod: "web-0".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::NotAvailable {
+            pod: "web-0".into()
+        })
+    );
 }
 
 #[test]
@@ -149,23 +232,42 @@ fn finished_pods_are_deleted_and_the_pass_stops() {
     let plan = run(&set, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["delete web-1"]);
     assert!(matches!(&plan.actions[0].rule, Rule::RecreateFinished { phase } if phase == "Failed"));
-    assert_eq!(plan.waiting, Some(Wait::FinishedPod { pod: "web-1".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::FinishedPod {
+            pod: "web-1".into()
+        })
+    );
     // Already terminating: nothing more, still stops.
-    let pods = vec![pod("web-0", "r2"), terminating(phase(pod("web-1", "r2"), "Succeeded"))];
+    let pods = vec![
+        pod("web-0", "r2"),
+        terminating(phase(pod("web-1", "r2"), "Succeeded")),
+    ];
     let plan = run(&set, &pods);
     assert!(plan.actions.is_empty());
-    assert_eq!(plan.waiting, Some(Wait::FinishedPod { pod: "web-1".into() }));
+    assert_eq!(
+        plan.waiting,
+        Some(Wait::FinishedPod {
+            pod: "web-1".into()
+        })
+    );
 }
 
 #[test]
 fn identity_is_repaired() {
     let set = set(json!({"replicas": 1}));
     let mut p = pod("web-0", "r2");
-    p.metadata.labels.as_mut().unwrap().remove("statefulset.kubernetes.io/pod-name");
+    p.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .remove("statefulset.kubernetes.io/pod-name");
     let pods = vec![p];
     let plan = run(&set, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["identity web-0"]);
-    let kruise_schedule::statefulset::ActionKind::UpdateIdentity { updated, .. } = &plan.actions[0].kind else {
+    let kruise_schedule::statefulset::ActionKind::UpdateIdentity { updated, .. } =
+        &plan.actions[0].kind
+    else {
         panic!()
     };
     assert_eq!(
@@ -176,7 +278,9 @@ fn identity_is_repaired() {
 
 #[test]
 fn status_counts() {
-    let set = set(json!({"replicas": 3, "podManagementPolicy": "Parallel", "updateStrategy": {"rollingUpdate": {"partition": 3}}}));
+    let set = set(
+        json!({"replicas": 3, "podManagementPolicy": "Parallel", "updateStrategy": {"rollingUpdate": {"partition": 3}}}),
+    );
     let mixed = vec![
         pod("web-0", "r1"),
         not_ready(pod("web-1", "r2")),
@@ -201,6 +305,9 @@ fn status_counts() {
     // Everything updated and ready: the rollout completes.
     let pods = pods(&[(0, "r2"), (1, "r2"), (2, "r2")]);
     let status = run(&set, &pods).status;
-    assert_eq!((status.current_revision.as_str(), status.current_replicas), ("r2", 3));
+    assert_eq!(
+        (status.current_revision.as_str(), status.current_replicas),
+        ("r2", 3)
+    );
     let _ = label;
 }

@@ -145,12 +145,23 @@ pub fn refs(data: &[(String, Value)]) -> Vec<RevisionRef<'_>> {
 }
 
 /// Plans with current revision `r1`, update revision `r2`, both with data, and `options`.
-pub fn run_with(set: &StatefulSet, pods: &[Pod], claims: &[PersistentVolumeClaim], options: &Options) -> Plan {
+pub fn run_with(
+    set: &StatefulSet,
+    pods: &[Pod],
+    claims: &[PersistentVolumeClaim],
+    options: &Options,
+) -> Plan {
     let data = revision_data(&["r1", "r2"]);
     let known = refs(&data);
     let now = now();
-    let input = PlanInput::new(set, pods, Revisions::named("r1", "r2").with_known(&known), &now, options)
-        .with_claims(claims);
+    let input = PlanInput::new(
+        set,
+        pods,
+        Revisions::named("r1", "r2").with_known(&known),
+        &now,
+        options,
+    )
+    .with_claims(claims);
     plan(&input)
 }
 
@@ -189,5 +200,7 @@ pub fn summary(plan: &Plan, pods: &[Pod], claims: &[PersistentVolumeClaim]) -> V
 
 /// Pods `web-<i>` for each `(ordinal, rev)`.
 pub fn pods(list: &[(i64, &str)]) -> Vec<Pod> {
-    list.iter().map(|(i, rev)| pod(&format!("web-{i}"), rev)).collect()
+    list.iter()
+        .map(|(i, rev)| pod(&format!("web-{i}"), rev))
+        .collect()
 }
