@@ -11,10 +11,10 @@ use serde_json::json;
 
 #[test]
 fn creates_one_pod_per_node_in_name_order_with_slow_start() {
-    let ds = with_status_desired(ds(json!({})), 10);
+    let set = with_status_desired(ds(json!({})), 10);
     let names: Vec<String> = (0..7).map(|i| format!("n{i}")).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let plan = run(&ds, &[], &nodes(&refs));
+    let plan = run(&set, &[], &nodes(&refs));
     assert_eq!(plan.step, Step::Manage);
     assert_eq!(created(&plan), names);
     let batches: Vec<u32> = plan
@@ -31,13 +31,13 @@ fn creates_one_pod_per_node_in_name_order_with_slow_start() {
 
 #[test]
 fn the_created_pod_is_pinned_labelled_and_owned() {
-    let ds = ds_with(json!({"rollingUpdateType": "InPlaceIfPossible"}), |v| {
+    let set = ds_with(json!({"rollingUpdateType": "InPlaceIfPossible"}), |v| {
         v["metadata"]["annotations"] = json!({"deprecated.daemonset.template.generation": "4"});
         v["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}});
     });
     let nodes = vec![node_json("n1", json!({"kubernetes.io/os": "linux"}), json!({}))];
-    let plan = run(&ds, &[], &nodes);
+    let plan = run(&set, &[], &nodes);
     let ActionKind::CreatePod { pod, node, .. } = &plan.actions[0].kind else {
         panic!()
     };
@@ -74,7 +74,7 @@ fn standard_pods_get_no_readiness_gate() {
 
 #[test]
 fn extra_pods_go_keeping_the_oldest_scheduled_pod() {
-    let ds = ds(json!({}));
+    let set = ds(json!({}));
     let pending = edit_pod(pod("p0", "n1", NEW, Health::NotReady, 0), |v| {
         v["spec"]["nodeName"] = json!(null);
         v["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -86,19 +86,19 @@ fn extra_pods_go_keeping_the_oldest_scheduled_pod() {
         pod("p1", "n1", OLD, Health::Available, 1),
         pod("p2", "n1", NEW, Health::Available, 1),
     ];
-    let plan = run(&ds, &pods, &nodes(&["n1"]));
+    let plan = run(&set, &pods, &nodes(&["n1"]));
     assert_eq!(deleted(&plan, &pods), ["p2", "p3", "p0"], "same age: by name; unscheduled last");
     assert_eq!(plan.actions[0].rule, Rule::ExcessPod { kept: "p1".into() });
 }
 
 #[test]
 fn failed_pods_go_and_terminating_pods_block_creation() {
-    let ds = ds(json!({}));
+    let set = ds(json!({}));
     let terminating = edit_pod(pod("t", "n2", OLD, Health::Available, 0), |v| {
         v["metadata"]["deletionTimestamp"] = json!("2024-05-01T09:59:00Z");
     });
     let pods = vec![pod("f", "n1", NEW, Health::Failed, 0), terminating];
-    let plan = run(&ds, &pods, &nodes(&["n1", "n2"]));
+    let plan = run(&set, &pods, &nodes(&["n1", "n2"]));
     assert_eq!(deleted(&plan, &pods), ["f"]);
     assert_eq!(rules(&plan), ["failed-pod"]);
     assert!(created(&plan).is_empty(), "n1 has a pod (failed), n2 a terminating one");
@@ -107,7 +107,7 @@ fn failed_pods_go_and_terminating_pods_block_creation() {
 
 #[test]
 fn unscheduled_pods_of_missing_nodes_go() {
-    let ds = ds(json!({}));
+    let set = ds(json!({}));
     let lost = edit_pod(pod("lost", "gone", NEW, Health::NotReady, 0), |v| {
         v["spec"]["nodeName"] = json!(null);
         v["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -115,21 +115,21 @@ fn unscheduled_pods_of_missing_nodes_go() {
     });
     let bound = pod("bound", "gone2", NEW, Health::Available, 0);
     let pods = vec![lost, bound, pod("a", "n1", NEW, Health::Available, 0)];
-    let plan = run(&ds, &pods, &nodes(&["n1"]));
+    let plan = run(&set, &pods, &nodes(&["n1"]));
     assert_eq!(deleted(&plan, &pods), ["lost"], "a bound pod on a missing node is left to pod GC");
     assert_eq!(rules(&plan), ["node-gone"]);
 }
 
 #[test]
 fn burst_replicas_caps_creations_and_deletions() {
-    let ds = ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!(2));
-    let plan = run(&ds, &[], &nodes(&["a", "b", "c"]));
+    let set = ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!(2));
+    let plan = run(&set, &[], &nodes(&["a", "b", "c"]));
     assert_eq!(created(&plan), ["a", "b"]);
     // A percentage scales down over status.desiredNumberScheduled: 50% of 5 is 2.
-    let ds = with_status_desired(ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("50%")), 5);
-    assert_eq!(created(&run(&ds, &[], &nodes(&["a", "b", "c"]))), ["a", "b"]);
-    let ds = ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("2"));
-    let plan = run(&ds, &[], &nodes(&["a"]));
+    let set = with_status_desired(ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("50%")), 5);
+    assert_eq!(created(&run(&set, &[], &nodes(&["a", "b", "c"]))), ["a", "b"]);
+    let set = ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("2"));
+    let plan = run(&set, &[], &nodes(&["a"]));
     assert!(plan.actions.is_empty());
     assert_eq!(
         plan.stopped.unwrap().to_string(),
@@ -139,7 +139,7 @@ fn burst_replicas_caps_creations_and_deletions() {
 
 #[test]
 fn pre_delete_hook_turns_deletion_into_preparing_delete() {
-    let ds = ds_with(json!({}), |v| {
+    let set = ds_with(json!({}), |v| {
         v["spec"]["lifecycle"] = json!({"preDelete": {"labelsHandler": {"hold": "true"}, "markPodNotReady": true}});
     });
     let hooked = edit_pod(pod("hooked", "m1", NEW, Health::Available, 0), |v| {
@@ -150,7 +150,7 @@ fn pre_delete_hook_turns_deletion_into_preparing_delete() {
     let mut nodes = nodes(&["n1"]);
     nodes.push(node_json("m1", json!({}), json!({"taints": [{"key": "d", "effect": "NoExecute"}]})));
     nodes.push(node_json("m2", json!({}), json!({"taints": [{"key": "d", "effect": "NoExecute"}]})));
-    let plan = run(&ds, &pods, &nodes);
+    let plan = run(&set, &pods, &nodes);
     assert_eq!(held(&plan, &pods), ["hooked"]);
     assert_eq!(deleted(&plan, &pods), ["free"]);
     let ActionKind::Lifecycle { transition, .. } = &plan.actions[0].kind else {
@@ -164,7 +164,7 @@ fn pre_delete_hook_turns_deletion_into_preparing_delete() {
         v["metadata"]["labels"]["lifecycle.apps.kruise.io/state"] = json!("PreparingDelete");
     });
     let pods = vec![released];
-    let plan = run(&ds, &pods, &nodes[..1]);
+    let plan = run(&set, &pods, &nodes[..1]);
     assert_eq!(deleted(&plan, &pods), ["pd"]);
     assert_eq!(rules(&plan), ["preparing-delete"]);
     assert!(created(&plan).is_empty());
@@ -173,37 +173,37 @@ fn pre_delete_hook_turns_deletion_into_preparing_delete() {
 #[test]
 fn partitioned_scaling_limits_creations() {
     // desired 5, partition 3, one new pod: 5 - 1 - 3 = 1 creation, on the lexicographically first node.
-    let ds = ds_with(json!({"partition": 3}), |v| {
+    let set = ds_with(json!({"partition": 3}), |v| {
         v["spec"]["scaleStrategy"] = json!({"partitionedScaling": true});
     });
     let pods = vec![pod("p", "a", NEW, Health::Available, 0)];
-    let plan = run(&ds, &pods, &nodes(&["e", "d", "c", "b", "a"]));
+    let plan = run(&set, &pods, &nodes(&["e", "d", "c", "b", "a"]));
     assert_eq!(created(&plan), ["b"]);
     assert_eq!(plan.actions[0].rule, Rule::MissingPod { partitioned: Some(1) });
 
     // Partition >= desired: nothing.
-    let ds = ds_with(json!({"partition": 9}), |v| {
+    let set = ds_with(json!({"partition": 9}), |v| {
         v["spec"]["scaleStrategy"] = json!({"partitionedScaling": true});
     });
-    assert!(created(&run(&ds, &[], &nodes(&["a", "b"]))).is_empty());
+    assert!(created(&run(&set, &[], &nodes(&["a", "b"]))).is_empty());
 
     // Without partitionedScaling (or with partition 0) every node gets its pod.
-    let ds = daemonset_support::ds(json!({"partition": 3}));
-    assert_eq!(created(&run(&ds, &[], &nodes(&["b", "a"]))), ["a", "b"]);
-    let ds = ds_with(json!({"partition": 0}), |v| {
+    let set = ds(json!({"partition": 3}));
+    assert_eq!(created(&run(&set, &[], &nodes(&["b", "a"]))), ["a", "b"]);
+    let set = ds_with(json!({"partition": 0}), |v| {
         v["spec"]["scaleStrategy"] = json!({"partitionedScaling": true});
     });
-    assert_eq!(created(&run(&ds, &[], &nodes(&["b", "a"]))).len(), 2);
+    assert_eq!(created(&run(&set, &[], &nodes(&["b", "a"]))).len(), 2);
 
     // A percentage partition scales down over the nodes that should run the pod: 50% of 5 is 2.
-    let ds = ds_with(json!({"partition": "50%"}), |v| {
+    let set = ds_with(json!({"partition": "50%"}), |v| {
         v["spec"]["scaleStrategy"] = json!({"partitionedScaling": true});
     });
-    assert_eq!(created(&run(&ds, &[], &nodes(&["a", "b", "c", "d", "e"]))), ["a", "b", "c"]);
+    assert_eq!(created(&run(&set, &[], &nodes(&["a", "b", "c", "d", "e"]))), ["a", "b", "c"]);
 }
 
 #[test]
 fn paused_still_manages_pods() {
-    let ds = ds(json!({"paused": true}));
-    assert_eq!(created(&run(&ds, &[], &nodes(&["a"]))), ["a"]);
+    let set = ds(json!({"paused": true}));
+    assert_eq!(created(&run(&set, &[], &nodes(&["a"]))), ["a"]);
 }

@@ -238,7 +238,7 @@ fn pods_are_grouped_by_target_node() {
 fn plan_counts_and_cleans_by_fit() {
     // n1 runs it, n2 is tainted NoSchedule (its pod may stay), n3 is tainted NoExecute (its pod goes),
     // m1 fails the nodeSelector (its pod goes), u1 is unschedulable (it still runs a pod).
-    let ds = ds_with(json!({}), |v| {
+    let set = ds_with(json!({}), |v| {
         v["spec"]["template"]["spec"]["nodeSelector"] = json!({"pool": "w"});
     });
     let worker = json!({"pool": "w"});
@@ -255,7 +255,7 @@ fn plan_counts_and_cleans_by_fit() {
         pod("c", "n3", NEW, Health::Available, 3),
         pod("d", "m1", NEW, Health::Available, 4),
     ];
-    let plan = run(&ds, &pods, &nodes);
+    let plan = run(&set, &pods, &nodes);
     assert_eq!(created(&plan), ["u1"]);
     assert_eq!(deleted(&plan, &pods), ["d", "c"], "name order: m1 before n3");
     assert_eq!(rules(&plan), ["missing-pod", "node-ineligible", "node-ineligible"]);
