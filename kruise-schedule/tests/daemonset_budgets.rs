@@ -1,6 +1,11 @@
 //! maxUnavailable / maxSurge (safe scaler, round up over the nodes that should run the pod; 1 when both are 0)
 //! and partition (safe scaler, round down over status.desiredNumberScheduled), spec 3b and 3.0.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -23,13 +28,55 @@ fn rounding_table() {
     // (rolling update, nodes, status.desiredNumberScheduled, maxUnavailable, maxSurge, partition)
     let cases: Vec<(Value, usize, i32, i64, i64, i64)> = vec![
         (json!({"maxUnavailable": 1, "maxSurge": 0}), 10, 10, 1, 0, 0),
-        (json!({"maxUnavailable": "25%", "maxSurge": 0}), 10, 10, 3, 0, 0),
-        (json!({"maxUnavailable": "10%", "maxSurge": 0}), 3, 3, 1, 0, 0),
-        (json!({"maxUnavailable": "1%", "maxSurge": 0}), 1, 1, 1, 0, 0),
-        (json!({"maxUnavailable": 0, "maxSurge": "30%"}), 10, 10, 0, 3, 0),
-        (json!({"maxUnavailable": 0, "maxSurge": "1%"}), 7, 7, 0, 1, 0),
+        (
+            json!({"maxUnavailable": "25%", "maxSurge": 0}),
+            10,
+            10,
+            3,
+            0,
+            0,
+        ),
+        (
+            json!({"maxUnavailable": "10%", "maxSurge": 0}),
+            3,
+            3,
+            1,
+            0,
+            0,
+        ),
+        (
+            json!({"maxUnavailable": "1%", "maxSurge": 0}),
+            1,
+            1,
+            1,
+            0,
+            0,
+        ),
+        (
+            json!({"maxUnavailable": 0, "maxSurge": "30%"}),
+            10,
+            10,
+            0,
+            3,
+            0,
+        ),
+        (
+            json!({"maxUnavailable": 0, "maxSurge": "1%"}),
+            7,
+            7,
+            0,
+            1,
+            0,
+        ),
         (json!({"maxUnavailable": 0, "maxSurge": 0}), 4, 4, 1, 0, 0),
-        (json!({"maxUnavailable": "0%", "maxSurge": "0%"}), 4, 4, 1, 0, 0),
+        (
+            json!({"maxUnavailable": "0%", "maxSurge": "0%"}),
+            4,
+            4,
+            1,
+            0,
+            0,
+        ),
         (json!({}), 4, 4, 1, 0, 0),
         (json!({"maxUnavailable": 2, "maxSurge": 1}), 4, 4, 2, 1, 0),
         (json!({"maxUnavailable": 50}), 4, 4, 50, 0, 0),
@@ -62,9 +109,18 @@ fn both_zero_means_one_only_with_desired_nodes() {
 #[test]
 fn invalid_values_stop_the_update_with_the_field() {
     let cases = [
-        (json!({"maxUnavailable": "5"}), "spec.updateStrategy.rollingUpdate.maxUnavailable: invalid value \"5\": string is not a percentage"),
-        (json!({"maxSurge": "1.5%"}), "spec.updateStrategy.rollingUpdate.maxSurge: invalid value \"1.5%\": not an integer percentage"),
-        (json!({"partition": "x%"}), "spec.updateStrategy.rollingUpdate.partition: invalid value \"x%\": not an integer percentage"),
+        (
+            json!({"maxUnavailable": "5"}),
+            "spec.updateStrategy.rollingUpdate.maxUnavailable: invalid value \"5\": string is not a percentage",
+        ),
+        (
+            json!({"maxSurge": "1.5%"}),
+            "spec.updateStrategy.rollingUpdate.maxSurge: invalid value \"1.5%\": not an integer percentage",
+        ),
+        (
+            json!({"partition": "x%"}),
+            "spec.updateStrategy.rollingUpdate.partition: invalid value \"x%\": not an integer percentage",
+        ),
     ];
     for (rolling, message) in cases {
         let set = ds(rolling);
@@ -73,7 +129,10 @@ fn invalid_values_stop_the_update_with_the_field() {
         let error = plan.stopped.expect("an error");
         assert_eq!(error.to_string(), format!("DaemonSet ns/ds: {message}"));
         assert!(plan.actions.is_empty());
-        assert_eq!(plan.status.observed_generation, 2, "no status progress on an error");
+        assert_eq!(
+            plan.status.observed_generation, 2,
+            "no status progress on an error"
+        );
     }
 }
 
@@ -82,9 +141,12 @@ fn invalid_selector_stops_the_update() {
     let set = ds(json!({"selector": {"matchExpressions": [{"key": "k", "operator": "In"}]}}));
     let pods = old_pods(&["a"]);
     let plan = run(&set, &pods, &nodes(&["a"]));
-    assert!(plan.stopped.unwrap().to_string().starts_with(
-        "DaemonSet ns/ds: spec.updateStrategy.rollingUpdate.selector: "
-    ));
+    assert!(
+        plan.stopped
+            .unwrap()
+            .to_string()
+            .starts_with("DaemonSet ns/ds: spec.updateStrategy.rollingUpdate.selector: ")
+    );
 }
 
 #[test]
@@ -96,6 +158,10 @@ fn budgets_limit_replacements() {
     let plan = run(&ds(json!({"maxUnavailable": "25%"})), &pods, &nodes(&refs));
     assert_eq!(deleted(&plan, &pods), ["p-n9", "p-n8", "p-n7"]);
     // Both 0: one at a time.
-    let plan = run(&ds(json!({"maxUnavailable": 0, "maxSurge": 0})), &pods, &nodes(&refs));
+    let plan = run(
+        &ds(json!({"maxUnavailable": 0, "maxSurge": 0})),
+        &pods,
+        &nodes(&refs),
+    );
     assert_eq!(deleted(&plan, &pods), ["p-n9"]);
 }

@@ -1,6 +1,11 @@
 //! Pods per node (spec 3b): create the missing pod, delete extra, failed, misplaced and `PreparingDelete`
 //! pods keeping the oldest, burstReplicas and slow start, preDelete hook, partitioned scaling.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -26,7 +31,10 @@ fn creates_one_pod_per_node_in_name_order_with_slow_start() {
         })
         .collect();
     assert_eq!(batches, [0, 1, 1, 2, 2, 2, 2]);
-    assert_eq!(plan.status.observed_generation, 2, "observedGeneration waits for the creations");
+    assert_eq!(
+        plan.status.observed_generation, 2,
+        "observedGeneration waits for the creations"
+    );
 }
 
 #[test]
@@ -36,7 +44,11 @@ fn the_created_pod_is_pinned_labelled_and_owned() {
         v["spec"]["template"]["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}]}]}}});
     });
-    let nodes = vec![node_json("n1", json!({"kubernetes.io/os": "linux"}), json!({}))];
+    let nodes = vec![node_json(
+        "n1",
+        json!({"kubernetes.io/os": "linux"}),
+        json!({}),
+    )];
     let plan = run(&set, &[], &nodes);
     let ActionKind::CreatePod { pod, node, .. } = &plan.actions[0].kind else {
         panic!()
@@ -58,9 +70,15 @@ fn the_created_pod_is_pinned_labelled_and_owned() {
         value["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
         json!({"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]})
     );
-    assert_eq!(value["spec"]["readinessGates"], json!([{"conditionType": "InPlaceUpdateReady"}]));
+    assert_eq!(
+        value["spec"]["readinessGates"],
+        json!([{"conditionType": "InPlaceUpdateReady"}])
+    );
     assert_eq!(value["spec"]["tolerations"].as_array().unwrap().len(), 6);
-    assert!(value["spec"].get("nodeName").is_none(), "the scheduler binds it");
+    assert!(
+        value["spec"].get("nodeName").is_none(),
+        "the scheduler binds it"
+    );
 }
 
 #[test]
@@ -87,7 +105,11 @@ fn extra_pods_go_keeping_the_oldest_scheduled_pod() {
         pod("p2", "n1", NEW, Health::Available, 1),
     ];
     let plan = run(&set, &pods, &nodes(&["n1"]));
-    assert_eq!(deleted(&plan, &pods), ["p2", "p3", "p0"], "same age: by name; unscheduled last");
+    assert_eq!(
+        deleted(&plan, &pods),
+        ["p2", "p3", "p0"],
+        "same age: by name; unscheduled last"
+    );
     assert_eq!(plan.actions[0].rule, Rule::ExcessPod { kept: "p1".into() });
 }
 
@@ -101,7 +123,10 @@ fn failed_pods_go_and_terminating_pods_block_creation() {
     let plan = run(&set, &pods, &nodes(&["n1", "n2"]));
     assert_eq!(deleted(&plan, &pods), ["f"]);
     assert_eq!(rules(&plan), ["failed-pod"]);
-    assert!(created(&plan).is_empty(), "n1 has a pod (failed), n2 a terminating one");
+    assert!(
+        created(&plan).is_empty(),
+        "n1 has a pod (failed), n2 a terminating one"
+    );
     assert_eq!(plan.status.current_number_scheduled, 2);
 }
 
@@ -116,7 +141,11 @@ fn unscheduled_pods_of_missing_nodes_go() {
     let bound = pod("bound", "gone2", NEW, Health::Available, 0);
     let pods = vec![lost, bound, pod("a", "n1", NEW, Health::Available, 0)];
     let plan = run(&set, &pods, &nodes(&["n1"]));
-    assert_eq!(deleted(&plan, &pods), ["lost"], "a bound pod on a missing node is left to pod GC");
+    assert_eq!(
+        deleted(&plan, &pods),
+        ["lost"],
+        "a bound pod on a missing node is left to pod GC"
+    );
     assert_eq!(rules(&plan), ["node-gone"]);
 }
 
@@ -126,8 +155,14 @@ fn burst_replicas_caps_creations_and_deletions() {
     let plan = run(&set, &[], &nodes(&["a", "b", "c"]));
     assert_eq!(created(&plan), ["a", "b"]);
     // A percentage scales down over status.desiredNumberScheduled: 50% of 5 is 2.
-    let set = with_status_desired(ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("50%")), 5);
-    assert_eq!(created(&run(&set, &[], &nodes(&["a", "b", "c"]))), ["a", "b"]);
+    let set = with_status_desired(
+        ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("50%")),
+        5,
+    );
+    assert_eq!(
+        created(&run(&set, &[], &nodes(&["a", "b", "c"]))),
+        ["a", "b"]
+    );
     let set = ds_with(json!({}), |v| v["spec"]["burstReplicas"] = json!("2"));
     let plan = run(&set, &[], &nodes(&["a"]));
     assert!(plan.actions.is_empty());
@@ -140,7 +175,8 @@ fn burst_replicas_caps_creations_and_deletions() {
 #[test]
 fn pre_delete_hook_turns_deletion_into_preparing_delete() {
     let set = ds_with(json!({}), |v| {
-        v["spec"]["lifecycle"] = json!({"preDelete": {"labelsHandler": {"hold": "true"}, "markPodNotReady": true}});
+        v["spec"]["lifecycle"] =
+            json!({"preDelete": {"labelsHandler": {"hold": "true"}, "markPodNotReady": true}});
     });
     let hooked = edit_pod(pod("hooked", "m1", NEW, Health::Available, 0), |v| {
         v["metadata"]["labels"]["hold"] = json!("true");
@@ -148,8 +184,16 @@ fn pre_delete_hook_turns_deletion_into_preparing_delete() {
     let free = pod("free", "m2", NEW, Health::Available, 0);
     let pods = vec![hooked, free];
     let mut nodes = nodes(&["n1"]);
-    nodes.push(node_json("m1", json!({}), json!({"taints": [{"key": "d", "effect": "NoExecute"}]})));
-    nodes.push(node_json("m2", json!({}), json!({"taints": [{"key": "d", "effect": "NoExecute"}]})));
+    nodes.push(node_json(
+        "m1",
+        json!({}),
+        json!({"taints": [{"key": "d", "effect": "NoExecute"}]}),
+    ));
+    nodes.push(node_json(
+        "m2",
+        json!({}),
+        json!({"taints": [{"key": "d", "effect": "NoExecute"}]}),
+    ));
     let plan = run(&set, &pods, &nodes);
     assert_eq!(held(&plan, &pods), ["hooked"]);
     assert_eq!(deleted(&plan, &pods), ["free"]);
@@ -179,7 +223,12 @@ fn partitioned_scaling_limits_creations() {
     let pods = vec![pod("p", "a", NEW, Health::Available, 0)];
     let plan = run(&set, &pods, &nodes(&["e", "d", "c", "b", "a"]));
     assert_eq!(created(&plan), ["b"]);
-    assert_eq!(plan.actions[0].rule, Rule::MissingPod { partitioned: Some(1) });
+    assert_eq!(
+        plan.actions[0].rule,
+        Rule::MissingPod {
+            partitioned: Some(1)
+        }
+    );
 
     // Partition >= desired: nothing.
     let set = ds_with(json!({"partition": 9}), |v| {
@@ -199,7 +248,10 @@ fn partitioned_scaling_limits_creations() {
     let set = ds_with(json!({"partition": "50%"}), |v| {
         v["spec"]["scaleStrategy"] = json!({"partitionedScaling": true});
     });
-    assert_eq!(created(&run(&set, &[], &nodes(&["a", "b", "c", "d", "e"]))), ["a", "b", "c"]);
+    assert_eq!(
+        created(&run(&set, &[], &nodes(&["a", "b", "c", "d", "e"]))),
+        ["a", "b", "c"]
+    );
 }
 
 #[test]

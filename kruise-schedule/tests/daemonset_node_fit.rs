@@ -1,6 +1,11 @@
 //! Which nodes should run a daemon pod (spec 3b): nodeName, nodeSelector, required node affinity, taints
 //! against the template's tolerations plus the default daemon tolerations, unschedulable nodes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -125,61 +130,178 @@ fn taints_and_tolerations_table() {
 
 #[test]
 fn node_selector_affinity_and_node_name_table() {
-    let required = |terms: Value| {
-        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}})
-    };
+    let required = |terms: Value| json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}});
     let labels = json!({"zone": "a", "cpus": "8", "role": "worker"});
     let cases: Vec<(&str, Value, bool)> = vec![
-        ("nodeSelector matches", json!({"nodeSelector": {"zone": "a"}}), true),
-        ("nodeSelector differs", json!({"nodeSelector": {"zone": "b"}}), false),
-        ("nodeSelector key missing", json!({"nodeSelector": {"gpu": "yes"}}), false),
-        ("In", required(json!([{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}])), true),
-        ("NotIn", required(json!([{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]}]}])), false),
-        ("NotIn on a missing key", required(json!([{"matchExpressions": [{"key": "gpu", "operator": "NotIn", "values": ["x"]}]}])), true),
-        ("Exists", required(json!([{"matchExpressions": [{"key": "role", "operator": "Exists"}]}])), true),
-        ("DoesNotExist", required(json!([{"matchExpressions": [{"key": "role", "operator": "DoesNotExist"}]}])), false),
-        ("Gt", required(json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["4"]}]}])), true),
-        ("Lt", required(json!([{"matchExpressions": [{"key": "cpus", "operator": "Lt", "values": ["4"]}]}])), false),
-        ("Gt with a non-integer bound is invalid", required(json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["x"]}]}])), false),
-        ("terms are ORed", required(json!([
-            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z"]}]},
-            {"matchExpressions": [{"key": "role", "operator": "In", "values": ["worker"]}]},
-        ])), true),
-        ("expressions in a term are ANDed", required(json!([{"matchExpressions": [
-            {"key": "zone", "operator": "In", "values": ["a"]},
-            {"key": "role", "operator": "In", "values": ["control-plane"]},
-        ]}])), false),
-        ("an empty term matches nothing", required(json!([{}])), false),
+        (
+            "nodeSelector matches",
+            json!({"nodeSelector": {"zone": "a"}}),
+            true,
+        ),
+        (
+            "nodeSelector differs",
+            json!({"nodeSelector": {"zone": "b"}}),
+            false,
+        ),
+        (
+            "nodeSelector key missing",
+            json!({"nodeSelector": {"gpu": "yes"}}),
+            false,
+        ),
+        (
+            "In",
+            required(
+                json!([{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}]),
+            ),
+            true,
+        ),
+        (
+            "NotIn",
+            required(
+                json!([{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a"]}]}]),
+            ),
+            false,
+        ),
+        (
+            "NotIn on a missing key",
+            required(
+                json!([{"matchExpressions": [{"key": "gpu", "operator": "NotIn", "values": ["x"]}]}]),
+            ),
+            true,
+        ),
+        (
+            "Exists",
+            required(json!([{"matchExpressions": [{"key": "role", "operator": "Exists"}]}])),
+            true,
+        ),
+        (
+            "DoesNotExist",
+            required(json!([{"matchExpressions": [{"key": "role", "operator": "DoesNotExist"}]}])),
+            false,
+        ),
+        (
+            "Gt",
+            required(
+                json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["4"]}]}]),
+            ),
+            true,
+        ),
+        (
+            "Lt",
+            required(
+                json!([{"matchExpressions": [{"key": "cpus", "operator": "Lt", "values": ["4"]}]}]),
+            ),
+            false,
+        ),
+        (
+            "Gt with a non-integer bound is invalid",
+            required(
+                json!([{"matchExpressions": [{"key": "cpus", "operator": "Gt", "values": ["x"]}]}]),
+            ),
+            false,
+        ),
+        (
+            "terms are ORed",
+            required(json!([
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z"]}]},
+                {"matchExpressions": [{"key": "role", "operator": "In", "values": ["worker"]}]},
+            ])),
+            true,
+        ),
+        (
+            "expressions in a term are ANDed",
+            required(json!([{"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["a"]},
+                {"key": "role", "operator": "In", "values": ["control-plane"]},
+            ]}])),
+            false,
+        ),
+        (
+            "an empty term matches nothing",
+            required(json!([{}])),
+            false,
+        ),
         ("no terms match nothing", required(json!([])), false),
-        ("an invalid term never matches but others still do", required(json!([
-            {"matchExpressions": [{"key": "zone", "operator": "In", "values": []}]},
-            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
-        ])), true),
-        ("matchFields metadata.name In", required(json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}])), true),
-        ("matchFields metadata.name NotIn", required(json!([{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}])), false),
-        ("matchFields other keys are invalid", required(json!([{"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["n1"]}]}])), false),
-        ("nodeSelector and affinity both apply", {
-            let mut v = required(json!([{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]));
-            v["nodeSelector"] = json!({"role": "db"});
-            v
-        }, false),
-        ("template nodeName is this node", json!({"nodeName": "n1"}), true),
-        ("template nodeName is another node", json!({"nodeName": "n2"}), false),
+        (
+            "an invalid term never matches but others still do",
+            required(json!([
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": []}]},
+                {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]},
+            ])),
+            true,
+        ),
+        (
+            "matchFields metadata.name In",
+            required(
+                json!([{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]),
+            ),
+            true,
+        ),
+        (
+            "matchFields metadata.name NotIn",
+            required(
+                json!([{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}]),
+            ),
+            false,
+        ),
+        (
+            "matchFields other keys are invalid",
+            required(
+                json!([{"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["n1"]}]}]),
+            ),
+            false,
+        ),
+        (
+            "nodeSelector and affinity both apply",
+            {
+                let mut v = required(
+                    json!([{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]),
+                );
+                v["nodeSelector"] = json!({"role": "db"});
+                v
+            },
+            false,
+        ),
+        (
+            "template nodeName is this node",
+            json!({"nodeName": "n1"}),
+            true,
+        ),
+        (
+            "template nodeName is another node",
+            json!({"nodeName": "n2"}),
+            false,
+        ),
     ];
     for (name, pod_spec, expected) in cases {
         let (should_run, continue_running) = fit(pod_spec, labels.clone(), json!({}));
         assert_eq!(should_run, expected, "{name}");
-        assert_eq!(continue_running, expected, "{name}: affinity failures also evict");
+        assert_eq!(
+            continue_running, expected,
+            "{name}: affinity failures also evict"
+        );
     }
 }
 
 #[test]
 fn unfit_reasons_name_the_cause() {
     let spec = spec(json!({"nodeSelector": {"zone": "a"}}));
-    let node = node_json("n1", json!({"zone": "a"}), json!({"taints": [taint("k", "v", "NoSchedule")]}));
+    let node = node_json(
+        "n1",
+        json!({"zone": "a"}),
+        json!({"taints": [taint("k", "v", "NoSchedule")]}),
+    );
     let fit = DaemonPodFit::new(&spec).check(&node);
-    assert_eq!(fit.reason, Some(Unfit::Taint { taint: "k=v:NoSchedule".into() }));
-    assert_eq!(fit.reason.unwrap().to_string(), "taint k=v:NoSchedule is not tolerated");
+    assert_eq!(
+        fit.reason,
+        Some(Unfit::Taint {
+            taint: "k=v:NoSchedule".into()
+        })
+    );
+    assert_eq!(
+        fit.reason.unwrap().to_string(),
+        "taint k=v:NoSchedule is not tolerated"
+    );
     let fit = DaemonPodFit::new(&spec).check(&node_json("n2", json!({}), json!({})));
     assert_eq!(fit.reason, Some(Unfit::NodeAffinity));
 }
@@ -187,7 +309,8 @@ fn unfit_reasons_name_the_cause() {
 #[test]
 fn default_tolerations_are_added_once_in_order() {
     let own: Toleration = serde_json::from_value(json!({"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5})).unwrap();
-    let mine: Toleration = serde_json::from_value(json!({"key": "x", "operator": "Exists"})).unwrap();
+    let mine: Toleration =
+        serde_json::from_value(json!({"key": "x", "operator": "Exists"})).unwrap();
     let out = with_daemon_tolerations(&[mine.clone(), own], false);
     let keys: Vec<_> = out.iter().map(|t| t.key.clone().unwrap()).collect();
     assert_eq!(
@@ -211,25 +334,46 @@ fn default_tolerations_are_added_once_in_order() {
 #[test]
 fn toleration_matching_rules() {
     let t = |v: Value| -> Toleration { serde_json::from_value(v).unwrap() };
-    let taint = Taint { key: "k".into(), value: Some("v".into()), effect: "NoSchedule".into(), time_added: None };
-    assert!(tolerates(&t(json!({"key": "k", "value": "v"})), &taint), "empty operator is Equal");
-    assert!(!tolerates(&t(json!({"key": "k"})), &taint), "Equal with an empty value");
-    assert!(tolerates(&t(json!({"key": "k", "operator": "Exists"})), &taint));
-    assert!(!tolerates(&t(json!({"key": "other", "operator": "Exists"})), &taint));
+    let taint = Taint {
+        key: "k".into(),
+        value: Some("v".into()),
+        effect: "NoSchedule".into(),
+        time_added: None,
+    };
+    assert!(
+        tolerates(&t(json!({"key": "k", "value": "v"})), &taint),
+        "empty operator is Equal"
+    );
+    assert!(
+        !tolerates(&t(json!({"key": "k"})), &taint),
+        "Equal with an empty value"
+    );
+    assert!(tolerates(
+        &t(json!({"key": "k", "operator": "Exists"})),
+        &taint
+    ));
+    assert!(!tolerates(
+        &t(json!({"key": "other", "operator": "Exists"})),
+        &taint
+    ));
 }
 
 #[test]
 fn pods_are_grouped_by_target_node() {
     let scheduled = spec(json!({"nodeName": "n1"}));
     assert_eq!(target_node(Some(&scheduled)), Some("n1"));
-    let pending = spec(json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7"]}]},
-    ]}}}}));
+    let pending = spec(
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7"]}]},
+        ]}}}}),
+    );
     assert_eq!(target_node(Some(&pending)), Some("n7"));
-    let ambiguous = spec(json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7", "n8"]}]},
-    ]}}}}));
+    let ambiguous = spec(
+        json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7", "n8"]}]},
+        ]}}}}),
+    );
     assert_eq!(target_node(Some(&ambiguous)), None);
     assert_eq!(target_node(Some(&spec(json!({})))), None);
 }
@@ -244,10 +388,22 @@ fn plan_counts_and_cleans_by_fit() {
     let worker = json!({"pool": "w"});
     let nodes = vec![
         node_json("n1", worker.clone(), json!({})),
-        node_json("n2", worker.clone(), json!({"taints": [taint("d", "", "NoSchedule")]})),
-        node_json("n3", worker.clone(), json!({"taints": [taint("d", "", "NoExecute")]})),
+        node_json(
+            "n2",
+            worker.clone(),
+            json!({"taints": [taint("d", "", "NoSchedule")]}),
+        ),
+        node_json(
+            "n3",
+            worker.clone(),
+            json!({"taints": [taint("d", "", "NoExecute")]}),
+        ),
         node_json("m1", json!({}), json!({})),
-        node_json("u1", worker, json!({"unschedulable": true, "taints": [taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]})),
+        node_json(
+            "u1",
+            worker,
+            json!({"unschedulable": true, "taints": [taint("node.kubernetes.io/unschedulable", "", "NoSchedule")]}),
+        ),
     ];
     let pods = vec![
         pod("a", "n1", NEW, Health::Available, 1),
@@ -257,8 +413,15 @@ fn plan_counts_and_cleans_by_fit() {
     ];
     let plan = run(&set, &pods, &nodes);
     assert_eq!(created(&plan), ["u1"]);
-    assert_eq!(deleted(&plan, &pods), ["d", "c"], "name order: m1 before n3");
-    assert_eq!(rules(&plan), ["missing-pod", "node-ineligible", "node-ineligible"]);
+    assert_eq!(
+        deleted(&plan, &pods),
+        ["d", "c"],
+        "name order: m1 before n3"
+    );
+    assert_eq!(
+        rules(&plan),
+        ["missing-pod", "node-ineligible", "node-ineligible"]
+    );
     assert_eq!(plan.status.desired_number_scheduled, 2);
     assert_eq!(plan.status.current_number_scheduled, 1);
     assert_eq!(plan.status.number_misscheduled, 3);

@@ -3,7 +3,12 @@
 //! never leaves more nodes unavailable than maxUnavailable allows, never surges on more nodes than maxSurge,
 //! never updates partitioned (or unselected) nodes, is deterministic, and reaches one pod per node with every
 //! non-partitioned node on the update revision whenever pods become ready.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -15,7 +20,9 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp, tz::TimeZone};
 use kruise_api::apps::v1beta1::DaemonSet;
-use kruise_schedule::daemonset::{ActionKind, KnownRevision, Options, Plan, PlanInput, Revisions, Step, plan};
+use kruise_schedule::daemonset::{
+    ActionKind, KnownRevision, Options, Plan, PlanInput, Revisions, Step, plan,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -63,7 +70,17 @@ fn scenario(always_ready: bool) -> impl Strategy<Value = Scenario> {
         prop::collection::vec(delay, 64),
     )
         .prop_map(
-            |(nodes, canary, max_unavailable, max_surge, partition, selector, in_place, min_ready_seconds, delays)| {
+            |(
+                nodes,
+                canary,
+                max_unavailable,
+                max_surge,
+                partition,
+                selector,
+                in_place,
+                min_ready_seconds,
+                delays,
+            )| {
                 Scenario {
                     nodes,
                     canary,
@@ -85,7 +102,8 @@ fn template(image: &str) -> Value {
 
 impl Scenario {
     fn daemonset(&self) -> DaemonSet {
-        let mut rolling = json!({"maxUnavailable": self.max_unavailable, "maxSurge": self.max_surge});
+        let mut rolling =
+            json!({"maxUnavailable": self.max_unavailable, "maxSurge": self.max_surge});
         if let Some(partition) = &self.partition {
             rolling["partition"] = partition.clone();
         }
@@ -113,8 +131,15 @@ impl Scenario {
     fn nodes(&self) -> Vec<Node> {
         let mut nodes: Vec<Node> = (0..self.nodes)
             .map(|i| {
-                let labels = if self.canary[i] { json!({"canary": "yes"}) } else { json!({}) };
-                serde_json::from_value(json!({"metadata": {"name": format!("n{i}"), "labels": labels}})).unwrap()
+                let labels = if self.canary[i] {
+                    json!({"canary": "yes"})
+                } else {
+                    json!({})
+                };
+                serde_json::from_value(
+                    json!({"metadata": {"name": format!("n{i}"), "labels": labels}}),
+                )
+                .unwrap()
             })
             .collect();
         // A node the daemon pod does not tolerate: never gets a pod.
@@ -146,7 +171,8 @@ impl Scenario {
     /// Nodes expected on the update revision at the end.
     fn expected_new(&self) -> i64 {
         let n = i64::try_from(self.nodes).unwrap();
-        let eligible = i64::try_from((0..self.nodes).filter(|&i| self.updatable(i)).count()).unwrap();
+        let eligible =
+            i64::try_from((0..self.nodes).filter(|&i| self.updatable(i)).count()).unwrap();
         (n - self.partition()).clamp(0, n).min(eligible)
     }
 
@@ -181,7 +207,8 @@ struct Cluster {
 }
 
 fn at(tick: u32) -> Timestamp {
-    "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap() + SignedDuration::from_mins(i64::from(tick))
+    "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap()
+        + SignedDuration::from_mins(i64::from(tick))
 }
 
 fn revision(hash: &str, image: &str) -> ControllerRevision {
@@ -239,23 +266,30 @@ impl Cluster {
 
     /// The simulated kubelet: remove pods deleted last tick, start containers, report images and readiness.
     fn kubelet(&mut self, tick: u32) {
-        self.pods.retain(|p| p.pod.metadata.deletion_timestamp.is_none());
+        self.pods
+            .retain(|p| p.pod.metadata.deletion_timestamp.is_none());
         for sim in &mut self.pods {
             let up = sim.up_at.is_some_and(|t| t <= tick);
             let mut value = serde_json::to_value(&sim.pod).unwrap();
-            let image = value["spec"]["containers"][0]["image"].as_str().unwrap().to_owned();
+            let image = value["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap()
+                .to_owned();
             if up {
                 let id = format!("sha-{}", image.trim_start_matches("img:"));
-                value["status"]["containerStatuses"] =
-                    json!([{"name": "c", "image": image, "imageID": id, "ready": true, "restartCount": 0}]);
+                value["status"]["containerStatuses"] = json!([{"name": "c", "image": image, "imageID": id, "ready": true, "restartCount": 0}]);
             }
-            let gates_ok = value["spec"]["readinessGates"].as_array().map_or(true, |gates| {
-                gates.iter().all(|g| {
-                    value["status"]["conditions"].as_array().unwrap().iter().any(|c| {
-                        c["type"] == g["conditionType"] && c["status"] == "True"
+            let gates_ok = value["spec"]["readinessGates"]
+                .as_array()
+                .map_or(true, |gates| {
+                    gates.iter().all(|g| {
+                        value["status"]["conditions"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .any(|c| c["type"] == g["conditionType"] && c["status"] == "True")
                     })
-                })
-            });
+                });
             let ready = if up && gates_ok { "True" } else { "False" };
             let conditions = value["status"]["conditions"].as_array_mut().unwrap();
             let time = serde_json::to_value(Time(at(tick))).unwrap();
@@ -265,7 +299,8 @@ impl Cluster {
                     c["lastTransitionTime"] = time;
                 }
                 Some(_) => {}
-                None => conditions.push(json!({"type": "Ready", "status": ready, "lastTransitionTime": time})),
+                None => conditions
+                    .push(json!({"type": "Ready", "status": ready, "lastTransitionTime": time})),
             }
             sim.pod = serde_json::from_value(value).unwrap();
         }
@@ -273,11 +308,25 @@ impl Cluster {
 
     fn plan(&self, tick: u32) -> Plan {
         let pods: Vec<Pod> = self.pods.iter().map(|p| p.pod.clone()).collect();
-        let known: Vec<KnownRevision<'_>> = self.revisions.iter().filter_map(KnownRevision::of).collect();
+        let known: Vec<KnownRevision<'_>> = self
+            .revisions
+            .iter()
+            .filter_map(KnownRevision::of)
+            .collect();
         let now = at(tick).to_zoned(TimeZone::UTC);
         let options = Options::default();
-        let revisions = Revisions { update_hash: NEW, known: &known };
-        plan(&PlanInput::new(&self.daemonset, &pods, &self.nodes, revisions, &now, &options))
+        let revisions = Revisions {
+            update_hash: NEW,
+            known: &known,
+        };
+        plan(&PlanInput::new(
+            &self.daemonset,
+            &pods,
+            &self.nodes,
+            revisions,
+            &now,
+            &options,
+        ))
     }
 
     fn apply(&mut self, plan: &Plan, tick: u32) {
@@ -291,7 +340,10 @@ impl Cluster {
                     self.next_name += 1;
                     pod.metadata.creation_timestamp = Some(Time(now));
                     pod.spec.as_mut().unwrap().node_name = Some(node.clone());
-                    pod.status = Some(serde_json::from_value(json!({"phase": "Running", "conditions": []})).unwrap());
+                    pod.status = Some(
+                        serde_json::from_value(json!({"phase": "Running", "conditions": []}))
+                            .unwrap(),
+                    );
                     let up_at = self.delay(tick);
                     created.push(SimPod { pod, up_at });
                 }
@@ -338,12 +390,21 @@ impl Cluster {
             let node = pod.spec.as_ref().unwrap().node_name.clone().unwrap();
             let entry = out.entry(node).or_default();
             let new = pod.metadata.labels.as_ref().unwrap()["controller-revision-hash"] == NEW;
-            let available = pod.status.as_ref().unwrap().conditions.iter().flatten().any(|c| {
-                c.type_ == "Ready"
-                    && c.status == "True"
-                    && (min_ready == 0
-                        || c.last_transition_time.as_ref().unwrap().0 + SignedDuration::from_secs(min_ready) < at(tick))
-            });
+            let available = pod
+                .status
+                .as_ref()
+                .unwrap()
+                .conditions
+                .iter()
+                .flatten()
+                .any(|c| {
+                    c.type_ == "Ready"
+                        && c.status == "True"
+                        && (min_ready == 0
+                            || c.last_transition_time.as_ref().unwrap().0
+                                + SignedDuration::from_secs(min_ready)
+                                < at(tick))
+                });
             if new {
                 entry.0 += 1;
                 if !available {
@@ -369,14 +430,22 @@ fn simulate(scenario: Scenario, must_converge: bool) -> Result<(), TestCaseError
         let plan = cluster.plan(tick);
         prop_assert!(plan.stopped.is_none(), "stopped: {:?}", plan.stopped);
         let again = cluster.plan(tick);
-        prop_assert_eq!(format!("{:?}", plan.actions), format!("{:?}", again.actions), "deterministic");
+        prop_assert_eq!(
+            format!("{:?}", plan.actions),
+            format!("{:?}", again.actions),
+            "deterministic"
+        );
         prop_assert_eq!(&plan.status, &again.status);
         let max_surge = plan.budgets.map(|b| b.max_surge);
         if let Some(budgets) = plan.budgets {
             prop_assert_eq!(budgets.max_unavailable, max_unavailable);
             prop_assert_eq!(budgets.partition, keep_old);
         }
-        idle_streak = if plan.step == Step::Idle { idle_streak + 1 } else { 0 };
+        idle_streak = if plan.step == Step::Idle {
+            idle_streak + 1
+        } else {
+            0
+        };
         cluster.apply(&plan, tick);
 
         let census = cluster.census(tick);
@@ -396,14 +465,19 @@ fn simulate(scenario: Scenario, must_converge: bool) -> Result<(), TestCaseError
         for (node, c) in &census {
             prop_assert!(c.0 + c.1 <= 2, "{node} runs {} pods", c.0 + c.1);
         }
-        let new_nodes: Vec<usize> = (0..scenario.nodes).filter(|i| census[&format!("n{i}")].0 > 0).collect();
+        let new_nodes: Vec<usize> = (0..scenario.nodes)
+            .filter(|i| census[&format!("n{i}")].0 > 0)
+            .collect();
         prop_assert!(
             i64::try_from(new_nodes.len()).unwrap() <= (n - keep_old).max(0),
             "tick {tick}: {} nodes updated with partition {keep_old} of {n}",
             new_nodes.len()
         );
         for i in new_nodes {
-            prop_assert!(scenario.updatable(i), "n{i} is not selected but was updated");
+            prop_assert!(
+                scenario.updatable(i),
+                "n{i} is not selected but was updated"
+            );
         }
     }
     if must_converge {
@@ -411,7 +485,12 @@ fn simulate(scenario: Scenario, must_converge: bool) -> Result<(), TestCaseError
         let new = census.values().filter(|c| c.0 == 1 && c.1 == 0).count();
         let old = census.values().filter(|c| c.0 == 0 && c.1 == 1).count();
         prop_assert_eq!(new + old, scenario.nodes, "one pod per node: {:?}", census);
-        prop_assert_eq!(i64::try_from(new).unwrap(), scenario.expected_new(), "{:?}", census);
+        prop_assert_eq!(
+            i64::try_from(new).unwrap(),
+            scenario.expected_new(),
+            "{:?}",
+            census
+        );
         prop_assert!(idle_streak >= 3, "the plan settles");
     }
     Ok(())

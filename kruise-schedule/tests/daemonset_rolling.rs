@@ -1,6 +1,11 @@
 //! The rolling update without surge (spec 3b): unavailable old pods are replaced at once, available ones
 //! within maxUnavailable, counting nodes that are unavailable; paused and OnDelete stop it.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -72,7 +77,9 @@ fn unavailable_nodes_use_the_budget() {
             vec!["p-b"],
         ),
     ];
-    let set = ds_with(json!({"maxUnavailable": 2}), |v| v["spec"]["minReadySeconds"] = json!(30));
+    let set = ds_with(json!({"maxUnavailable": 2}), |v| {
+        v["spec"]["minReadySeconds"] = json!(30)
+    });
     for (name, pods, expected) in table {
         let plan = run(&set, &pods, &nodes(&["a", "b", "c"]));
         assert_eq!(deleted(&plan, &pods), expected, "{name}");
@@ -88,7 +95,10 @@ fn the_update_converges_step_by_step() {
     let plan = run(&set, &pods, &nodes);
     assert_eq!(deleted(&plan, &pods), ["p-c"]);
     pods[2] = pod("q-c", "c", NEW, Health::NotReady, 30);
-    assert!(run(&set, &pods, &nodes).actions.is_empty(), "c's new pod is not ready");
+    assert!(
+        run(&set, &pods, &nodes).actions.is_empty(),
+        "c's new pod is not ready"
+    );
     pods[2] = pod("q-c", "c", NEW, Health::Available, 30);
     let plan = run(&set, &pods, &nodes);
     assert_eq!(deleted(&plan, &pods), ["p-b"]);
@@ -102,7 +112,9 @@ fn paused_and_on_delete_do_not_update() {
     assert_eq!(plan.step, Step::Idle);
     assert!(plan.budgets.is_none());
     assert_eq!(plan.status.observed_generation, 3);
-    let set = ds_with(json!({}), |v| v["spec"]["updateStrategy"] = json!({"type": "OnDelete"}));
+    let set = ds_with(json!({}), |v| {
+        v["spec"]["updateStrategy"] = json!({"type": "OnDelete"})
+    });
     let plan = run(&set, &pods, &nodes(&NAMES));
     assert!(plan.actions.is_empty());
     assert_eq!(plan.status.updated_number_scheduled, 0);
@@ -121,7 +133,9 @@ fn pre_delete_hook_holds_replaced_pods() {
         v["spec"]["lifecycle"] = json!({"preDelete": {"finalizersHandler": ["example.com/drain"]}});
     });
     let mut pods = old_pods(&NAMES);
-    pods[4] = edit_pod(pods[4].clone(), |v| v["metadata"]["finalizers"] = json!(["example.com/drain"]));
+    pods[4] = edit_pod(pods[4].clone(), |v| {
+        v["metadata"]["finalizers"] = json!(["example.com/drain"])
+    });
     let plan = run(&set, &pods, &nodes(&NAMES));
     assert_eq!(held(&plan, &pods), ["p-e"]);
     assert_eq!(deleted(&plan, &pods), ["p-d"]);

@@ -1,6 +1,11 @@
 //! The status (spec 1.3 / 3b): desired, current, misscheduled, ready, available, updated, unavailable,
 //! updateRevision, observedGeneration; minReadySeconds requeue.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -33,7 +38,10 @@ fn status_counts() {
         // c: new, available, but its in-place update is not finished.
         edit_pod(pod("c", "c", NEW, Health::Available, 0), |v| {
             v["spec"]["readinessGates"] = json!([{"conditionType": "InPlaceUpdateReady"}]);
-            v["status"]["conditions"].as_array_mut().unwrap().push(json!({"type": "InPlaceUpdateReady", "status": "False"}));
+            v["status"]["conditions"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"type": "InPlaceUpdateReady", "status": "False"}));
         }),
         // d: terminating: still counts as scheduled.
         edit_pod(pod("d", "d", NEW, Health::Available, 0), |v| {

@@ -1,6 +1,11 @@
 //! The surge flow (spec 3b): with maxSurge > 0 a new pod is created next to the old one, the old one goes
 //! once the new one is available; unavailable old pods are surged at once; maxSurge bounds the rest.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -24,7 +29,11 @@ fn surge_creates_before_deleting() {
     assert!(deleted(&plan, &pods).is_empty());
     assert_eq!(
         plan.actions[0].rule,
-        Rule::Surge { unavailable: false, max_surge: 1, surging: 0 }
+        Rule::Surge {
+            unavailable: false,
+            max_surge: 1,
+            surging: 0
+        }
     );
 
     // Pass 2: the new pod is not ready: it uses the surge budget, nothing else happens.
@@ -49,7 +58,9 @@ fn surge_creates_before_deleting() {
 fn the_rolling_update_also_deletes_replaced_old_pods() {
     // With minReadySeconds the manage step waits for availability, so does the rolling update: ready but not
     // yet available keeps both pods (and asks to look again when it will be available).
-    let set = ds_with(json!({"maxSurge": 2, "maxUnavailable": 0}), |v| v["spec"]["minReadySeconds"] = json!(60));
+    let set = ds_with(json!({"maxSurge": 2, "maxUnavailable": 0}), |v| {
+        v["spec"]["minReadySeconds"] = json!(60)
+    });
     let mut pods = old_pods(&NAMES);
     pods.push(pod("q-d", "d", NEW, Health::JustReady, 30));
     let plan = run(&set, &pods, &nodes(&NAMES));
@@ -104,7 +115,9 @@ fn partition_and_selector_apply_to_surge() {
         node_json("c", json!({"canary": "1"}), json!({})),
     ];
     let set = with_status_desired(
-        ds(json!({"maxSurge": 3, "maxUnavailable": 0, "selector": {"matchLabels": {"canary": "1"}}, "partition": 2})),
+        ds(
+            json!({"maxSurge": 3, "maxUnavailable": 0, "selector": {"matchLabels": {"canary": "1"}}, "partition": 2}),
+        ),
         3,
     );
     let pods = old_pods(&["a", "b", "c"]);

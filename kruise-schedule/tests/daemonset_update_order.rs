@@ -1,6 +1,11 @@
 //! Node choice of the rolling update (spec 3b `filterDaemonPodsNodeToUpdate`): classification into updated,
 //! updating, selected and rest, the rollingUpdate selector, and the partition cut.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod daemonset_support;
 
@@ -47,7 +52,11 @@ fn classification_and_order_without_selector() {
         pod("old-e", "e", OLD, Health::Available, 0),
     ];
     let mut all = nodes(&["a", "b", "c", "d", "e"]);
-    all.push(node_json("x", json!({}), json!({"taints": [{"key": "t", "effect": "NoSchedule"}]})));
+    all.push(node_json(
+        "x",
+        json!({}),
+        json!({"taints": [{"key": "t", "effect": "NoSchedule"}]}),
+    ));
     let set = ds(json!({}));
     let plan = run(&set, &pods, &all);
     // d has no pod: the manage step creates it first and the rolling update waits.
@@ -76,7 +85,10 @@ fn classification_and_order_without_selector() {
         ],
         "updated, updating, rest; each by name descending; the tainted node x is not a candidate"
     );
-    assert!(plan.actions.is_empty(), "d's missing pod uses the only unavailability allowed");
+    assert!(
+        plan.actions.is_empty(),
+        "d's missing pod uses the only unavailability allowed"
+    );
 }
 
 #[test]
@@ -84,13 +96,25 @@ fn partition_keeps_the_first_nodes_by_name() {
     let names = ["a", "b", "c", "d", "e"];
     let pods = old_pods(&names);
     let cases: Vec<(Value, Vec<&str>)> = vec![
-        (json!({"partition": 0, "maxUnavailable": 5}), vec!["e", "d", "c", "b", "a"]),
-        (json!({"partition": 2, "maxUnavailable": 5}), vec!["e", "d", "c"]),
+        (
+            json!({"partition": 0, "maxUnavailable": 5}),
+            vec!["e", "d", "c", "b", "a"],
+        ),
+        (
+            json!({"partition": 2, "maxUnavailable": 5}),
+            vec!["e", "d", "c"],
+        ),
         (json!({"partition": 4, "maxUnavailable": 5}), vec!["e"]),
         (json!({"partition": 5, "maxUnavailable": 5}), vec![]),
         (json!({"partition": 9, "maxUnavailable": 5}), vec![]),
-        (json!({"partition": "40%", "maxUnavailable": 5}), vec!["e", "d", "c"]),
-        (json!({"partition": "50%", "maxUnavailable": 5}), vec!["e", "d", "c"]),
+        (
+            json!({"partition": "40%", "maxUnavailable": 5}),
+            vec!["e", "d", "c"],
+        ),
+        (
+            json!({"partition": "50%", "maxUnavailable": 5}),
+            vec!["e", "d", "c"],
+        ),
     ];
     for (rolling, expected) in cases {
         let set = with_status_desired(ds(rolling.clone()), 5);
@@ -114,7 +138,11 @@ fn updated_nodes_count_against_the_partition() {
     );
     // Raising the partition never rolls back: with three new nodes and partition 4 nothing happens.
     let mut pods = old_pods(&["a", "b"]);
-    pods.extend(["c", "d", "e"].iter().map(|n| pod(&format!("p-{n}"), n, NEW, Health::Available, 9)));
+    pods.extend(
+        ["c", "d", "e"]
+            .iter()
+            .map(|n| pod(&format!("p-{n}"), n, NEW, Health::Available, 9)),
+    );
     let set = with_status_desired(ds(json!({"partition": 4})), 5);
     let plan = run(&set, &pods, &nodes(&["a", "b", "c", "d", "e"]));
     assert!(plan.actions.is_empty());
@@ -150,7 +178,10 @@ fn selector_limits_the_update_to_matching_nodes() {
     );
     // The partition still counts every node: 4 nodes, partition 3 → one node.
     let set = with_status_desired(
-        ds_with(json!({"selector": {"matchLabels": {"canary": "true"}}, "maxUnavailable": 4, "partition": 3}), |_| {}),
+        ds_with(
+            json!({"selector": {"matchLabels": {"canary": "true"}}, "maxUnavailable": 4, "partition": 3}),
+            |_| {},
+        ),
         4,
     );
     let plan = run(&set, &pods, &nodes);

@@ -36,11 +36,12 @@ pub fn ds_with(rolling: Value, edit: impl FnOnce(&mut Value)) -> DaemonSet {
                 "metadata": {"labels": {"app": "d"}},
                 "spec": {"containers": [{"name": "c", "image": "img:2"}]},
             },
-            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
+            "updateStrategy": {"type": "RollingUpdate"},
         },
         "status": {"desiredNumberScheduled": 0, "currentNumberScheduled": 0, "numberMisscheduled": 0,
                    "numberReady": 0, "updatedNumberScheduled": 0, "observedGeneration": 2, "updateRevision": NEW},
     });
+    value["spec"]["updateStrategy"]["rollingUpdate"] = rolling;
     edit(&mut value);
     serde_json::from_value(value).unwrap()
 }
@@ -56,7 +57,10 @@ pub fn node(name: &str) -> Node {
 }
 
 pub fn node_json(name: &str, labels: Value, spec: Value) -> Node {
-    serde_json::from_value(json!({"metadata": {"name": name, "labels": labels}, "spec": spec})).unwrap()
+    let mut value = json!({"metadata": {"name": name}});
+    value["metadata"]["labels"] = labels;
+    value["spec"] = spec;
+    serde_json::from_value(value).unwrap()
 }
 
 pub fn nodes(names: &[&str]) -> Vec<Node> {
@@ -169,7 +173,15 @@ pub fn old_pods(nodes: &[&str]) -> Vec<Pod> {
     nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| pod(&format!("p-{n}"), n, OLD, Health::Available, u32::try_from(i).unwrap()))
+        .map(|(i, n)| {
+            pod(
+                &format!("p-{n}"),
+                n,
+                OLD,
+                Health::Available,
+                u32::try_from(i).unwrap(),
+            )
+        })
         .collect()
 }
 
