@@ -281,7 +281,7 @@ impl Cluster {
             }
             let gates_ok = value["spec"]["readinessGates"]
                 .as_array()
-                .map_or(true, |gates| {
+                .is_none_or(|gates| {
                     gates.iter().all(|g| {
                         value["status"]["conditions"]
                             .as_array()
@@ -419,7 +419,7 @@ impl Cluster {
     }
 }
 
-fn simulate(scenario: Scenario, must_converge: bool) -> Result<(), TestCaseError> {
+fn simulate(scenario: &Scenario, must_converge: bool) -> Result<(), TestCaseError> {
     let mut cluster = Cluster::new(scenario.clone());
     let max_unavailable = scenario.max_unavailable();
     let keep_old = scenario.partition();
@@ -501,11 +501,11 @@ proptest! {
 
     #[test]
     fn converges_when_pods_become_ready(scenario in scenario(true)) {
-        simulate(scenario, true)?;
+        simulate(&scenario, true)?;
     }
 
     #[test]
     fn stays_within_budgets_when_some_pods_never_become_ready(scenario in scenario(false)) {
-        simulate(scenario, false)?;
+        simulate(&scenario, false)?;
     }
 }

@@ -78,7 +78,7 @@ fn unavailable_nodes_use_the_budget() {
         ),
     ];
     let set = ds_with(json!({"maxUnavailable": 2}), |v| {
-        v["spec"]["minReadySeconds"] = json!(30)
+        v["spec"]["minReadySeconds"] = json!(30);
     });
     for (name, pods, expected) in table {
         let plan = run(&set, &pods, &nodes(&["a", "b", "c"]));
@@ -113,7 +113,7 @@ fn paused_and_on_delete_do_not_update() {
     assert!(plan.budgets.is_none());
     assert_eq!(plan.status.observed_generation, 3);
     let set = ds_with(json!({}), |v| {
-        v["spec"]["updateStrategy"] = json!({"type": "OnDelete"})
+        v["spec"]["updateStrategy"] = json!({"type": "OnDelete"});
     });
     let plan = run(&set, &pods, &nodes(&NAMES));
     assert!(plan.actions.is_empty());
@@ -134,7 +134,7 @@ fn pre_delete_hook_holds_replaced_pods() {
     });
     let mut pods = old_pods(&NAMES);
     pods[4] = edit_pod(pods[4].clone(), |v| {
-        v["metadata"]["finalizers"] = json!(["example.com/drain"])
+        v["metadata"]["finalizers"] = json!(["example.com/drain"]);
     });
     let plan = run(&set, &pods, &nodes(&NAMES));
     assert_eq!(held(&plan, &pods), ["p-e"]);

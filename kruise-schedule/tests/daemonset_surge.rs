@@ -59,7 +59,7 @@ fn the_rolling_update_also_deletes_replaced_old_pods() {
     // With minReadySeconds the manage step waits for availability, so does the rolling update: ready but not
     // yet available keeps both pods (and asks to look again when it will be available).
     let set = ds_with(json!({"maxSurge": 2, "maxUnavailable": 0}), |v| {
-        v["spec"]["minReadySeconds"] = json!(60)
+        v["spec"]["minReadySeconds"] = json!(60);
     });
     let mut pods = old_pods(&NAMES);
     pods.push(pod("q-d", "d", NEW, Health::JustReady, 30));
