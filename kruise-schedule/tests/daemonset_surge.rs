@@ -124,3 +124,26 @@ fn partition_and_selector_apply_to_surge() {
     let plan = run(&set, &pods, &nodes);
     assert_eq!(created(&plan), ["c"]);
 }
+
+#[test]
+fn a_v1alpha1_surging_daemonset_surges_after_defaults_and_conversion() {
+    use kruise_api::apps::{v1alpha1, v1beta1};
+    use kruise_api::defaults::ApplyDefaults;
+    let mut alpha: v1alpha1::DaemonSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet",
+        "metadata": {"name": "ds", "namespace": "ns", "generation": 1},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "img:2"}]}},
+            "updateStrategy": {"rollingUpdate": {"rollingUpdateType": "Surging", "partition": 1}},
+        },
+    }))
+    .unwrap();
+    alpha.apply_defaults();
+    let hub = v1beta1::DaemonSet::from(alpha);
+    let pods = old_pods(&NAMES);
+    let plan = run(&hub, &pods, &nodes(&NAMES));
+    let budgets = plan.budgets.unwrap();
+    assert_eq!((budgets.max_surge, budgets.max_unavailable), (1, 0));
+    assert_eq!(created(&plan), ["d"]);
+}

@@ -35,6 +35,9 @@ pub(crate) struct PodFacts<'a> {
     pub(crate) created: Option<Timestamp>,
     pub(crate) conditions: Conditions,
     pub(crate) has_in_place_gate: bool,
+    /// The in-place refresh may have something to write (a grace period, a pending container batch, or the
+    /// `InPlaceUpdateReady` condition not yet settled on a pod with the gate).
+    pub(crate) needs_refresh: bool,
 }
 
 impl PodFacts<'_> {
@@ -121,13 +124,7 @@ impl<'a> Facts<'a> {
                     .template_generation
                     .as_deref()
                     .is_some_and(|g| generation == Some(g));
-            let has_in_place_gate = pod
-                .spec
-                .as_ref()
-                .and_then(|spec| spec.readiness_gates.as_deref())
-                .unwrap_or_default()
-                .iter()
-                .any(|gate| gate.condition_type == keys::inplace::INPLACE_UPDATE_READY);
+            let has_in_place_gate = kruise_inplace::condition::has_readiness_gate(pod);
             let position = facts.len();
             facts.push(PodFacts {
                 index,
@@ -144,6 +141,7 @@ impl<'a> Facts<'a> {
                 created: pod.metadata.creation_timestamp.as_ref().map(|t| t.0),
                 conditions,
                 has_in_place_gate,
+                needs_refresh: needs_refresh(pod, &conditions, has_in_place_gate),
             });
             entries
                 .entry(target)
@@ -203,4 +201,17 @@ impl<'a> Facts<'a> {
         slot.and_then(|p| self.pod(p))
             .is_none_or(|f| f.pre_deleting)
     }
+}
+
+fn needs_refresh(pod: &Pod, conditions: &Conditions, has_gate: bool) -> bool {
+    let present = |key| pod_view::annotation(pod, key).is_some_and(|v: &str| !v.is_empty());
+    if present(keys::inplace::GRACE_ANNOTATION) || present(keys::inplace::LEGACY_GRACE_ANNOTATION) {
+        return true;
+    }
+    let state = pod_view::annotation(pod, keys::inplace::STATE_ANNOTATION)
+        .or_else(|| pod_view::annotation(pod, keys::inplace::LEGACY_STATE_ANNOTATION));
+    if state.is_some_and(|state| state.contains("\"next")) {
+        return true;
+    }
+    has_gate && !conditions.in_place_settled
 }

@@ -134,9 +134,6 @@ pub fn plan(input: &PlanInput<'_>) -> Plan {
         }
         Err(error) => plan.stopped = Some(error),
     }
-    if plan.step == Step::Idle && !plan.actions.is_empty() {
-        plan.step = Step::Update;
-    }
     plan.status = status;
     plan.requeue_after = requeue.0;
     plan
@@ -179,7 +176,7 @@ fn run(ctx: &Ctx<'_>, plan: &mut Plan, requeue: &mut Requeue) -> Result<bool, Er
 /// In-place progress of every pod (upstream `refreshUpdateStates`).
 fn refresh(ctx: &Ctx<'_>, plan: &mut Plan, requeue: &mut Requeue) -> Result<(), Error> {
     let options = &plan.update_options;
-    for facts in &ctx.facts.pods {
+    for facts in ctx.facts.pods.iter().filter(|f| f.needs_refresh) {
         let outcome = kruise_inplace::refresh(facts.pod, ctx.now, options)?;
         if let Some(after) = outcome.requeue_after {
             requeue.push(after);
