@@ -32,6 +32,7 @@
 pub mod advanced_cron_job;
 pub mod cloneset;
 pub mod cron;
+pub mod daemonset;
 pub mod int_or_percent;
 pub mod partition;
 pub mod pod_view;
