@@ -9,6 +9,8 @@
 //! table-tested next to the code. They live here rather than in a library crate because their inputs are
 //! the CRI view of [`crate::cri::view`], which only the example binaries depend on.
 
+pub mod admission;
 pub mod controller;
 pub mod daemon;
+pub mod reconciler;
 pub mod webhook;

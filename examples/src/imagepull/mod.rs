@@ -5,8 +5,13 @@
 //! * [`node_image`]: the NodeImage controller's decisions (pure); [`node_image_controller`] runs them;
 //! * [`predownload`]: CloneSet image pre-download for in-place updates: whether to create an ImagePullJob, and
 //!   the job (pure);
-//! * the pulls themselves are kruise-daemon's (`crate::daemon::image_puller`).
+//! * [`node_pulls`]: kruise-daemon's decisions for its NodeImage (pure); `crate::daemon::image_puller` runs
+//!   them.
 
 pub mod job;
+pub mod job_controller;
 pub mod node_image;
+pub mod node_image_controller;
+pub mod node_pulls;
+pub mod predownload;
 pub mod reference;

@@ -17,8 +17,10 @@
     clippy::panic
 )]
 
+mod container_recreate;
 mod crds;
 mod leader;
+mod node_agents;
 mod simulator;
 mod support;
 mod webhook;
@@ -48,6 +50,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("controllers_run_only_on_the_leader", |c| {
         Box::pin(leader::controllers_run_only_on_the_leader(c))
+    }),
+    ("daemon_recreates_containers", |c| {
+        Box::pin(container_recreate::daemon_recreates_containers(c))
     }),
 ];
 
