@@ -22,6 +22,7 @@ fn controllers() -> ControllerSet {
     kruise_examples::crr::reconciler::register(&mut controllers);
     kruise_examples::imagepull::node_image_controller::register(&mut controllers);
     kruise_examples::imagepull::job_controller::register(&mut controllers);
+    kruise_examples::sidecar_terminator::controller::register(&mut controllers);
     controllers
 }
 

@@ -29,6 +29,8 @@
 //! assert_eq!(plan.crr_name(&pod), "sidecar-termination-u-1");
 //! ```
 
+pub mod controller;
+
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};

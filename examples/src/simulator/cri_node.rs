@@ -5,7 +5,7 @@
 //!
 //! Pods are polled every second (there is no event stream from the runtime, like kubelet's PLEG relist).
 //! A deleted pod's sandbox is stopped and removed before the pod object is. A pod in a terminal phase has its
-//! remaining containers stopped (kubelet kills what still runs once a pod is terminal) and is not written.
+//! remaining containers stopped (kubelet kills what still runs once a pod is terminal); its phase is kept.
 //! Not supported in this mode: init containers, volumes, probes (a running container is ready).
 
 use std::collections::HashMap;
@@ -154,8 +154,15 @@ impl CriNode {
                 Err(source) => Err(CriNodeError::Kube { pod: key, source }),
             };
         }
-        if matches!(kruise_api::pod::phase(pod), "Succeeded" | "Failed") {
+        let phase = kruise_api::pod::phase(pod);
+        if matches!(phase, "Succeeded" | "Failed") {
+            // kubelet never moves a pod out of a terminal phase: it stops what still runs and keeps
+            // reporting the containers.
             self.stop_running(pod, &uid).await.map_err(runtime)?;
+            let view = self.view(&uid).await.map_err(runtime)?;
+            let mut status = runtime_status::decide(pod, &view, host_ip, Timestamp::now()).status;
+            status.phase = Some(phase.to_owned());
+            self.write_status(pod, api, status, &key).await?;
             return Ok(None);
         }
         let sandbox = self.ensure_sandbox(pod).await.map_err(runtime)?;

@@ -19,8 +19,10 @@
 
 mod container_recreate;
 mod crds;
+mod image_pull;
 mod leader;
 mod node_agents;
+mod sidecar_terminator;
 mod simulator;
 mod support;
 mod webhook;
@@ -53,6 +55,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("daemon_recreates_containers", |c| {
         Box::pin(container_recreate::daemon_recreates_containers(c))
+    }),
+    ("daemon_pulls_images", |c| {
+        Box::pin(image_pull::daemon_pulls_images(c))
+    }),
+    ("job_with_sidecar_completes", |c| {
+        Box::pin(sidecar_terminator::job_with_sidecar_completes(c))
     }),
 ];
 

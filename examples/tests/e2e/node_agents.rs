@@ -160,9 +160,10 @@ impl NodeAgents {
             format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
         ]
         .into();
-        let manager = Process::spawn(
+        let manager = Process::spawn_with_env(
             env!("CARGO_BIN_EXE_kruise-manager"),
             &args,
+            &[("KRUISE_NODEIMAGE_CREATION_DELAY", "0s")],
             &cluster.kubeconfig,
             cluster.log(&format!("manager-{prefix}")),
         )?;
