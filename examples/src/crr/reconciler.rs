@@ -1,6 +1,7 @@
 //! kruise-manager's ContainerRecreateRequest controller: runs [`super::controller::decide`] for every
 //! request and executes its plan in order, each write guarded by the `resourceVersion` it was decided on
-//! (a conflict: decide again from the newer object). Register it with [`register`].
+//! (a conflict: decide again from the newer object). Changes of a pod requeue its active requests, so the
+//! snapshot follows the pod's containers at once. Register it with [`register`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use kruise_api::keys::crr as keys;
 use kruise_lifecycle::not_ready;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
@@ -58,7 +60,23 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         client: context.client.clone(),
         metrics: context.metrics.clone(),
     });
-    Controller::new(api, watcher::Config::default())
+    let controller = Controller::new(api, watcher::Config::default());
+    let store = controller.store();
+    let pods: Api<Pod> = Api::all(context.client.clone());
+    controller
+        // A pod's containers restarting or becoming ready moves its active requests on (the snapshot).
+        .watches(pods, watcher::Config::default(), move |pod: Pod| {
+            let uid = pod.metadata.uid.unwrap_or_default();
+            store
+                .state()
+                .iter()
+                .filter(|crr| {
+                    let labels = crr.labels();
+                    labels.get(keys::POD_UID_LABEL) == Some(&uid) && labels.contains_key(keys::ACTIVE_LABEL)
+                })
+                .map(|crr| ObjectRef::from_obj(crr.as_ref()))
+                .collect::<Vec<_>>()
+        })
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(reconcile, on_error, shared)
         .for_each(|result| async move {

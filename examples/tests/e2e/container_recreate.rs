@@ -75,7 +75,8 @@ fn id(pod: &Pod, name: &str) -> Result<String> {
     Ok(status(pod, name)?.container_id.clone().unwrap_or_default())
 }
 
-async fn create_crr(client: &Client, name: &str, spec: Value) -> Result<ContainerRecreateRequest> {
+/// Creates the request once the webhook acts on it; returns it and when it was created.
+async fn create_crr(client: &Client, name: &str, spec: Value) -> Result<(ContainerRecreateRequest, Instant)> {
     let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
     let crr: ContainerRecreateRequest = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
@@ -95,7 +96,8 @@ async fn create_crr(client: &Client, name: &str, spec: Value) -> Result<Containe
             .then_some(()))
     })
     .await?;
-    Ok(api.create(&PostParams::default(), &crr).await?)
+    let created = Instant::now();
+    Ok((api.create(&PostParams::default(), &crr).await?, created))
 }
 
 /// Waits for the request to complete, calling `observe` on every version seen.
@@ -129,8 +131,8 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let before = running_pod(client, "one", json!([container("main", BUSYBOX), container("side", BUSYBOX)]), json!({}))
         .await?;
-    let started = Instant::now();
-    let crr = create_crr(client, "restart-main", json!({"podName": "one", "containers": [{"name": "main"}]})).await?;
+    let (crr, started) =
+        create_crr(client, "restart-main", json!({"podName": "one", "containers": [{"name": "main"}]})).await?;
     let labels = crr.metadata.labels.clone().unwrap_or_default();
     ensure!(labels.get("crr.apps.kruise.io/pod-uid") == before.metadata.uid.as_ref(), "labels {labels:?}");
     let context = crr.spec.containers[0].status_context.clone().context("no statusContext")?;
