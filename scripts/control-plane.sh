@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane on loopback: etcd + kube-apiserver v1.20.2 (+ kube-controller-manager for
-# garbage collection, namespaces and service accounts). Nothing is mocked; there is no scheduler and no
+# garbage collection, namespaces, service accounts and Jobs). Nothing is mocked; there is no scheduler and no
 # kubelet (the node simulator plays those).
 #
 #   scripts/control-plane.sh install          build kube-apiserver/kube-controller-manager once (cached)
