@@ -58,6 +58,9 @@ mod tests {
         assert_eq!(labels.len(), 4);
         assert_eq!(labels[POD_UID], "uid-1");
         assert_eq!(labels[CONTAINER_NAME], "main");
-        assert_eq!(pod_filter("uid-1"), HashMap::from([(POD_UID.to_owned(), "uid-1".to_owned())]));
+        assert_eq!(
+            pod_filter("uid-1"),
+            HashMap::from([(POD_UID.to_owned(), "uid-1".to_owned())])
+        );
     }
 }

@@ -64,7 +64,13 @@ impl CriError {
     /// Whether the runtime said the object does not exist.
     #[must_use]
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Self::Status { code: tonic::Code::NotFound, .. })
+        matches!(
+            self,
+            Self::Status {
+                code: tonic::Code::NotFound,
+                ..
+            }
+        )
     }
 
     fn status(call: &'static str) -> impl FnOnce(tonic::Status) -> Self {

@@ -155,7 +155,9 @@ impl PodView {
             runtime: runtime.to_owned(),
             containers: containers
                 .iter()
-                .map(|container| ContainerView::from_runtime(container, statuses.get(&container.id)))
+                .map(|container| {
+                    ContainerView::from_runtime(container, statuses.get(&container.id))
+                })
                 .collect(),
         }
     }
@@ -167,7 +169,11 @@ impl PodView {
             .iter()
             .filter(|container| container.name == name)
             .max_by(|a, b| {
-                (a.created_at_ns, a.restart_count, &a.id).cmp(&(b.created_at_ns, b.restart_count, &b.id))
+                (a.created_at_ns, a.restart_count, &a.id).cmp(&(
+                    b.created_at_ns,
+                    b.restart_count,
+                    &b.id,
+                ))
             })
     }
 
@@ -189,7 +195,13 @@ pub fn split_container_id(full: &str) -> Option<(&str, &str)> {
 mod tests {
     use super::*;
 
-    fn listed(id: &str, name: &str, attempt: u32, created: i64, state: cri::ContainerState) -> cri::Container {
+    fn listed(
+        id: &str,
+        name: &str,
+        attempt: u32,
+        created: i64,
+        state: cri::ContainerState,
+    ) -> cri::Container {
         cri::Container {
             id: id.into(),
             metadata: Some(cri::ContainerMetadata {
@@ -227,8 +239,14 @@ mod tests {
         assert_eq!(view.finished_at().unwrap().as_second(), 1_700_000_005);
         assert_eq!(view.image_ref, "sha256:abc");
 
-        let bare = ContainerView::from_runtime(&listed("c2", "main", 2, 1, cri::ContainerState::ContainerCreated), None);
-        assert_eq!((bare.restart_count, bare.state, bare.started_at()), (2, RuntimeState::Created, None));
+        let bare = ContainerView::from_runtime(
+            &listed("c2", "main", 2, 1, cri::ContainerState::ContainerCreated),
+            None,
+        );
+        assert_eq!(
+            (bare.restart_count, bare.state, bare.started_at()),
+            (2, RuntimeState::Created, None)
+        );
     }
 
     #[test]
@@ -236,18 +254,30 @@ mod tests {
         let containers = vec![
             listed("old", "main", 0, 10, cri::ContainerState::ContainerExited),
             listed("new", "main", 1, 20, cri::ContainerState::ContainerRunning),
-            listed("side", "sidecar", 0, 5, cri::ContainerState::ContainerRunning),
+            listed(
+                "side",
+                "sidecar",
+                0,
+                5,
+                cri::ContainerState::ContainerRunning,
+            ),
         ];
         let view = PodView::from_runtime("containerd", &containers, &HashMap::new());
         assert_eq!(view.latest("main").unwrap().id, "new");
-        assert_eq!(view.full_id(view.latest("sidecar").unwrap()), "containerd://side");
+        assert_eq!(
+            view.full_id(view.latest("sidecar").unwrap()),
+            "containerd://side"
+        );
         assert!(view.latest("missing").is_none());
         assert_eq!(RuntimeState::from_cri(99), RuntimeState::Unknown);
     }
 
     #[test]
     fn container_ids_split() {
-        assert_eq!(split_container_id("containerd://abc"), Some(("containerd", "abc")));
+        assert_eq!(
+            split_container_id("containerd://abc"),
+            Some(("containerd", "abc"))
+        );
         assert_eq!(split_container_id("abc"), None);
         assert_eq!(split_container_id("://abc"), None);
         assert_eq!(nanos(0), None);

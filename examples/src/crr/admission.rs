@@ -33,17 +33,29 @@ async fn mutate(State(client): State<Client>, body: Bytes) -> impl IntoResponse 
     let answer = review(&body, &client).await;
     let status = axum::http::StatusCode::from_u16(answer.http_status)
         .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-    (status, [(header::CONTENT_TYPE, "application/json")], answer.body)
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.body,
+    )
 }
 
 fn reject(request: &AdmissionRequest<DynamicObject>, rejection: &Rejection) -> AdmissionResponse {
     let mut response = AdmissionResponse::from(request).deny(rejection.message.clone());
     response.result.code = rejection.code;
-    response.result.reason = if rejection.code == 403 { "Forbidden" } else { "BadRequest" }.to_owned();
+    response.result.reason = if rejection.code == 403 {
+        "Forbidden"
+    } else {
+        "BadRequest"
+    }
+    .to_owned();
     response
 }
 
-fn decode(object: Option<&DynamicObject>, what: &str) -> Result<ContainerRecreateRequest, Rejection> {
+fn decode(
+    object: Option<&DynamicObject>,
+    what: &str,
+) -> Result<ContainerRecreateRequest, Rejection> {
     let object = object.ok_or_else(|| Rejection {
         code: 400,
         message: format!("the request has no {what} object"),
@@ -61,7 +73,8 @@ pub async fn review(body: &[u8], client: &Client) -> Answer {
     let parsed: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
         Ok(review) => review,
         Err(error) => {
-            let mut response = AdmissionResponse::invalid(format!("the body is not an AdmissionReview: {error}"));
+            let mut response =
+                AdmissionResponse::invalid(format!("the body is not an AdmissionReview: {error}"));
             response.result.code = 400;
             return answer(400, &response);
         }
@@ -93,10 +106,12 @@ async fn respond(
             let pod = if crr.spec.pod_name.is_empty() {
                 None
             } else {
-                pods.get_opt(&crr.spec.pod_name).await.map_err(|error| Rejection {
-                    code: 500,
-                    message: format!("reading pod {namespace}/{}: {error}", crr.spec.pod_name),
-                })?
+                pods.get_opt(&crr.spec.pod_name)
+                    .await
+                    .map_err(|error| Rejection {
+                        code: 500,
+                        message: format!("reading pod {namespace}/{}: {error}", crr.spec.pod_name),
+                    })?
             };
             let node_name = pod
                 .as_ref()

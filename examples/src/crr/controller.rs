@@ -112,7 +112,9 @@ pub fn decide(crr: &ContainerRecreateRequest, pod: Option<&Pod>, now: Timestamp)
             plan.actions.push(Action::RemoveActiveLabel);
             return plan;
         }
-        if let (Some(ttl), Some(completed)) = (crr.spec.ttl_seconds_after_finished, &status.completion_time) {
+        if let (Some(ttl), Some(completed)) =
+            (crr.spec.ttl_seconds_after_finished, &status.completion_time)
+        {
             match left(completed.0, seconds(i64::from(ttl)), now) {
                 None => plan.actions.push(Action::Delete),
                 Some(wait) => plan.requeue_after = Some(wait),
@@ -129,7 +131,8 @@ pub fn decide(crr: &ContainerRecreateRequest, pod: Option<&Pod>, now: Timestamp)
         .cloned()
         .unwrap_or_default();
     let Some(pod) = pod.filter(|pod| {
-        pod.metadata.deletion_timestamp.is_none() && pod.metadata.uid.as_deref() == Some(pod_uid.as_str())
+        pod.metadata.deletion_timestamp.is_none()
+            && pod.metadata.uid.as_deref() == Some(pod_uid.as_str())
     }) else {
         plan.actions.push(Action::Complete("pod has gone".into()));
         return plan;
@@ -143,8 +146,9 @@ pub fn decide(crr: &ContainerRecreateRequest, pod: Option<&Pod>, now: Timestamp)
     if status.phase.as_str().is_empty() {
         match left(created, RESPONSE_TIMEOUT, now) {
             None => {
-                plan.actions
-                    .push(Action::Complete("daemon has not responded for a long time".into()));
+                plan.actions.push(Action::Complete(
+                    "daemon has not responded for a long time".into(),
+                ));
                 return plan;
             }
             Some(wait) => requeue(&mut plan.requeue_after, wait),

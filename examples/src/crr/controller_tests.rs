@@ -1,3 +1,5 @@
+#![allow(clippy::needless_pass_by_value)] // table helpers take owned JSON values
+
 use serde_json::{Value, json};
 
 use super::*;
@@ -20,7 +22,11 @@ fn crr(metadata: Value, spec: Value, status: Value) -> ContainerRecreateRequest 
 }
 
 fn pod(gated: bool, statuses: Value) -> Pod {
-    let gates = if gated { json!([{"conditionType": "KruisePodReady"}]) } else { json!([]) };
+    let gates = if gated {
+        json!([{"conditionType": "KruisePodReady"}])
+    } else {
+        json!([])
+    };
     serde_json::from_value(json!({
         "metadata": {"name": "web", "namespace": "ns", "uid": "uid-1"},
         "spec": {"containers": [{"name": "app"}, {"name": "log"}], "readinessGates": gates},
@@ -45,7 +51,10 @@ fn completed_requests_release_then_lose_the_label_then_expire() {
     );
     assert_eq!(
         decide(&held, Some(&pod(true, json!([]))), now).actions,
-        [Action::ReleaseNotReady { remove_key: true }, Action::RemoveActiveLabel]
+        [
+            Action::ReleaseNotReady { remove_key: true },
+            Action::RemoveActiveLabel
+        ]
     );
     assert_eq!(
         decide(&held, Some(&pod(false, json!([]))), now).actions[0],
@@ -56,14 +65,26 @@ fn completed_requests_release_then_lose_the_label_then_expire() {
         Action::ReleaseNotReady { remove_key: false },
         "the finalizer goes even when the pod is gone"
     );
-    let mut inactive = crr(json!({}), json!({"ttlSecondsAfterFinished": 600}), done.clone());
-    inactive.metadata.labels.as_mut().unwrap().remove(keys::ACTIVE_LABEL);
+    let mut inactive = crr(
+        json!({}),
+        json!({"ttlSecondsAfterFinished": 600}),
+        done.clone(),
+    );
+    inactive
+        .metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .remove(keys::ACTIVE_LABEL);
     let plan = decide(&inactive, None, now);
     assert_eq!(
         (plan.actions.len(), plan.requeue_after),
         (0, Some(Duration::from_secs(300)))
     );
-    assert_eq!(decide(&inactive, None, ts("2024-05-01T10:15:00Z")).actions, [Action::Delete]);
+    assert_eq!(
+        decide(&inactive, None, ts("2024-05-01T10:15:00Z")).actions,
+        [Action::Delete]
+    );
     let mut no_ttl = inactive.clone();
     no_ttl.spec.ttl_seconds_after_finished = None;
     assert_eq!(decide(&no_ttl, None, now), Plan::default());
@@ -93,25 +114,51 @@ fn requests_whose_pod_went_away_complete() {
 
 #[test]
 fn timeouts() {
-    let fresh = crr(json!({}), json!({"activeDeadlineSeconds": 30}), json!({"phase": ""}));
-    let plan = decide(&fresh, Some(&pod(false, json!([]))), ts("2024-05-01T10:00:20Z"));
+    let fresh = crr(
+        json!({}),
+        json!({"activeDeadlineSeconds": 30}),
+        json!({"phase": ""}),
+    );
+    let plan = decide(
+        &fresh,
+        Some(&pod(false, json!([]))),
+        ts("2024-05-01T10:00:20Z"),
+    );
     assert_eq!(
         (plan.actions.len(), plan.requeue_after),
         (0, Some(Duration::from_secs(10))),
         "the sooner of the daemon's 60 s and the 30 s deadline"
     );
     assert_eq!(
-        decide(&fresh, Some(&pod(false, json!([]))), ts("2024-05-01T10:00:40Z")).actions,
-        [Action::Complete("recreating has exceeded the activeDeadlineSeconds".into())]
+        decide(
+            &fresh,
+            Some(&pod(false, json!([]))),
+            ts("2024-05-01T10:00:40Z")
+        )
+        .actions,
+        [Action::Complete(
+            "recreating has exceeded the activeDeadlineSeconds".into()
+        )]
     );
     let silent = crr(json!({}), json!({}), json!({"phase": ""}));
     assert_eq!(
-        decide(&silent, Some(&pod(false, json!([]))), ts("2024-05-01T10:01:00Z")).actions,
-        [Action::Complete("daemon has not responded for a long time".into())]
+        decide(
+            &silent,
+            Some(&pod(false, json!([]))),
+            ts("2024-05-01T10:01:00Z")
+        )
+        .actions,
+        [Action::Complete(
+            "daemon has not responded for a long time".into()
+        )]
     );
     let pending = crr(json!({}), json!({}), json!({"phase": "Pending"}));
     assert_eq!(
-        decide(&pending, Some(&pod(false, json!([]))), ts("2024-05-01T10:05:00Z")),
+        decide(
+            &pending,
+            Some(&pod(false, json!([]))),
+            ts("2024-05-01T10:05:00Z")
+        ),
         Plan::default(),
         "a Pending request waits for the daemon without a deadline"
     );
@@ -140,11 +187,17 @@ fn recreating_requests_sync_the_snapshot() {
         json!({}),
         json!({"phase": "Recreating", "containerStatusSnapshot": expected}),
     );
-    assert!(decide(&synced, Some(&pod(false, statuses)), now).actions.is_empty());
+    assert!(
+        decide(&synced, Some(&pod(false, statuses)), now)
+            .actions
+            .is_empty()
+    );
     let stopped = json!([{"name": "app", "restartCount": 1, "ready": false, "image": "x", "imageID": "",
         "state": {"terminated": {"exitCode": 137}}}]);
     assert!(
-        decide(&synced, Some(&pod(false, stopped)), now).actions.is_empty(),
+        decide(&synced, Some(&pod(false, stopped)), now)
+            .actions
+            .is_empty(),
         "the last snapshot stays while nothing runs"
     );
 }
@@ -158,21 +211,40 @@ fn the_unready_grace_is_acquired_once() {
         json!({"phase": "Recreating"}),
     );
     let plan = decide(&request, Some(&pod(true, json!([]))), now);
-    let [Action::AcquireNotReady { has_gate, condition }] = plan.actions.as_slice() else {
+    let [
+        Action::AcquireNotReady {
+            has_gate,
+            condition,
+        },
+    ] = plan.actions.as_slice()
+    else {
         panic!("{:?}", plan.actions)
     };
     assert!(*has_gate);
     assert_eq!(
-        (condition.type_.as_str(), condition.status.as_str(), condition.last_transition_time.0),
+        (
+            condition.type_.as_str(),
+            condition.status.as_str(),
+            condition.last_transition_time.0
+        ),
         ("PreRecreateGrace", "True", now)
     );
     assert!(matches!(
-        decide(&request, Some(&pod(false, json!([]))), now).actions.as_slice(),
-        [Action::AcquireNotReady { has_gate: false, .. }]
+        decide(&request, Some(&pod(false, json!([]))), now)
+            .actions
+            .as_slice(),
+        [Action::AcquireNotReady {
+            has_gate: false,
+            ..
+        }]
     ));
     let mut acquired = request.clone();
     acquired.status.as_mut().unwrap().conditions = vec![condition.clone()];
-    assert!(decide(&acquired, Some(&pod(true, json!([]))), now).actions.is_empty());
+    assert!(
+        decide(&acquired, Some(&pod(true, json!([]))), now)
+            .actions
+            .is_empty()
+    );
     assert_eq!(
         not_ready_entry(&request),
         not_ready::container_recreate_request_entry("ns", "r")

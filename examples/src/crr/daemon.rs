@@ -97,10 +97,7 @@ pub fn pick(requests: &[&ContainerRecreateRequest]) -> Pick {
 
 fn compare(a: &ContainerRecreateRequest, b: &ContainerRecreateRequest) -> Ordering {
     let created = |crr: &ContainerRecreateRequest| {
-        crr.metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|time| time.0)
+        crr.metadata.creation_timestamp.as_ref().map(|time| time.0)
     };
     phase_weight(&phase(a))
         .cmp(&phase_weight(&phase(b)))
@@ -148,7 +145,9 @@ pub fn before_manage(crr: &ContainerRecreateRequest, now: Timestamp) -> Step {
         Unready::Since(since) => since,
     };
     let ends = since
-        .saturating_add(Duration::from_secs(u64::try_from(grace).unwrap_or_default()))
+        .saturating_add(Duration::from_secs(
+            u64::try_from(grace).unwrap_or_default(),
+        ))
         .unwrap_or(Timestamp::MAX);
     if now < ends {
         Step::WaitForGrace(now.duration_until(ends).unsigned_abs())
@@ -240,7 +239,8 @@ pub fn current_states(
     now: Timestamp,
 ) -> Vec<RecreateState> {
     let strategy = crr.spec.strategy.clone().unwrap_or_default();
-    let min_started = Duration::from_secs(u64::try_from(strategy.min_started_seconds).unwrap_or_default());
+    let min_started =
+        Duration::from_secs(u64::try_from(strategy.min_started_seconds).unwrap_or_default());
     let created = crr.metadata.creation_timestamp.as_ref().map(|time| time.0);
     let snapshots = snapshots(crr);
     crr.spec
@@ -255,7 +255,12 @@ pub fn current_states(
             }
             let was_killed = previous.is_some_and(|p| p.is_killed);
             let Some(running) = view.latest(&container.name) else {
-                return state(&container.name, Phase::Pending, was_killed, "not found container on Node");
+                return state(
+                    &container.name,
+                    Phase::Pending,
+                    was_killed,
+                    "not found container on Node",
+                );
             };
             if running.state == RuntimeState::Exited {
                 return state(&container.name, Phase::Recreating, was_killed, "");
@@ -279,10 +284,15 @@ pub fn current_states(
                         .try_into()
                         .is_ok_and(|ran: Duration| ran > min_started)
                 });
-                let succeeded = snapshots.get(&container.name).is_some_and(|snapshot| {
-                    snapshot.container_id == full_id && snapshot.ready
-                }) && ran_long_enough;
-                let phase = if succeeded { Phase::Succeeded } else { Phase::Recreating };
+                let succeeded = snapshots
+                    .get(&container.name)
+                    .is_some_and(|snapshot| snapshot.container_id == full_id && snapshot.ready)
+                    && ran_long_enough;
+                let phase = if succeeded {
+                    Phase::Succeeded
+                } else {
+                    Phase::Recreating
+                };
                 return state(&container.name, phase, was_killed, "");
             }
             state(&container.name, Phase::Pending, was_killed, "")
@@ -402,20 +412,33 @@ fn check_runtime(crr: &ContainerRecreateRequest, runtime: &str) -> Result<(), St
             .as_ref()
             .map(|context| context.container_id.as_str())
             .filter(|id| !id.is_empty())
-            .ok_or_else(|| format!("no statusContext or empty containerID in {} container", container.name))?;
-        let (kind, _) = split_container_id(id)
-            .ok_or_else(|| format!("failed to parse containerID {id} in {} container", container.name))?;
+            .ok_or_else(|| {
+                format!(
+                    "no statusContext or empty containerID in {} container",
+                    container.name
+                )
+            })?;
+        let (kind, _) = split_container_id(id).ok_or_else(|| {
+            format!(
+                "failed to parse containerID {id} in {} container",
+                container.name
+            )
+        })?;
         match found {
             None => found = Some(kind),
             Some(other) if other != kind => {
-                return Err(format!("has different runtime types {other}, {kind} in Pod"));
+                return Err(format!(
+                    "has different runtime types {other}, {kind} in Pod"
+                ));
             }
             Some(_) => {}
         }
     }
     match found {
         None => Err("no runtime type found in Pod".to_owned()),
-        Some(kind) if kind != runtime => Err(format!("not found runtime service for {kind} in daemon")),
+        Some(kind) if kind != runtime => {
+            Err(format!("not found runtime service for {kind} in daemon"))
+        }
         Some(_) => Ok(()),
     }
 }
@@ -448,7 +471,8 @@ impl Grace {
     /// long.
     #[must_use]
     pub fn hook_budget(self) -> Option<Duration> {
-        (self.seconds > 0).then(|| Duration::from_secs(u64::try_from(self.seconds).unwrap_or_default()))
+        (self.seconds > 0)
+            .then(|| Duration::from_secs(u64::try_from(self.seconds).unwrap_or_default()))
     }
 
     /// The `StopContainer` timeout after a preStop hook that took `hook` (kubelet: the grace minus the whole

@@ -1,3 +1,5 @@
+#![allow(clippy::needless_pass_by_value)] // table helpers take owned JSON values
+
 use kruise_api::apps::v1beta1::ContainerRecreateRequestStatus;
 use serde_json::{Value, json};
 
@@ -26,10 +28,6 @@ fn crr(strategy: Value, status: Value) -> ContainerRecreateRequest {
         "status": status,
     }))
     .unwrap()
-}
-
-fn states(crr: &ContainerRecreateRequest) -> Vec<RecreateState> {
-    crr.status.clone().unwrap_or_default().container_recreate_states
 }
 
 fn running(name: &str, id: &str, restarts: i32, started: &str) -> ContainerView {
@@ -76,8 +74,16 @@ fn pick_orders_by_phase_weight_then_age() {
     };
     let fresh = make("fresh", "2024-05-01T10:00:03Z", json!({"phase": ""}));
     let older_fresh = make("older-fresh", "2024-05-01T10:00:01Z", json!({"phase": ""}));
-    let pending = make("pending", "2024-05-01T10:00:05Z", json!({"phase": "Pending"}));
-    let recreating = make("recreating", "2024-05-01T10:00:09Z", json!({"phase": "Recreating"}));
+    let pending = make(
+        "pending",
+        "2024-05-01T10:00:05Z",
+        json!({"phase": "Pending"}),
+    );
+    let recreating = make(
+        "recreating",
+        "2024-05-01T10:00:09Z",
+        json!({"phase": "Recreating"}),
+    );
     let done = make(
         "done",
         "2024-05-01T09:00:00Z",
@@ -101,7 +107,13 @@ fn pick_orders_by_phase_weight_then_age() {
     );
     assert_eq!(pick(&[&done]), Pick::default());
     assert_eq!(
-        [Phase::Completed, Phase::Recreating, Phase::Pending, Phase::Failed].map(|p| phase_weight(&p)),
+        [
+            Phase::Completed,
+            Phase::Recreating,
+            Phase::Pending,
+            Phase::Failed
+        ]
+        .map(|p| phase_weight(&p)),
         [1, 2, 3, 4]
     );
 }
@@ -109,7 +121,10 @@ fn pick_orders_by_phase_weight_then_age() {
 #[test]
 fn before_manage_sets_recreating_then_honours_the_unready_grace() {
     let now = ts("2024-05-01T10:00:10Z");
-    assert_eq!(before_manage(&crr(json!({}), json!({})), now), Step::StartRecreating);
+    assert_eq!(
+        before_manage(&crr(json!({}), json!({})), now),
+        Step::StartRecreating
+    );
     assert_eq!(
         before_manage(&crr(json!({}), json!({"phase": "Pending"})), now),
         Step::StartRecreating
@@ -128,25 +143,40 @@ fn before_manage_sets_recreating_then_honours_the_unready_grace() {
             "reason": "PreRecreateGrace", "message": "", "lastTransitionTime": at}]})
     };
     assert_eq!(
-        before_manage(&crr(graceful.clone(), acquired("2024-05-01T10:00:08Z")), now),
+        before_manage(
+            &crr(graceful.clone(), acquired("2024-05-01T10:00:08Z")),
+            now
+        ),
         Step::WaitForGrace(Duration::from_secs(3))
     );
     assert_eq!(
-        before_manage(&crr(graceful.clone(), acquired("2024-05-01T10:00:05Z")), now),
+        before_manage(
+            &crr(graceful.clone(), acquired("2024-05-01T10:00:05Z")),
+            now
+        ),
         Step::Manage
     );
 
     let mut annotated = crr(graceful.clone(), json!({"phase": "Recreating"}));
     annotated.metadata.annotations = Some(
-        [(keys::UNREADY_ACQUIRED_KEY.to_owned(), "2024-05-01T10:00:09Z".to_owned())].into(),
+        [(
+            keys::UNREADY_ACQUIRED_KEY.to_owned(),
+            "2024-05-01T10:00:09Z".to_owned(),
+        )]
+        .into(),
     );
     assert_eq!(
         before_manage(&annotated, now),
         Step::WaitForGrace(Duration::from_secs(4)),
         "the v1alpha1 annotation of an older manager counts too"
     );
-    annotated.metadata.annotations =
-        Some([(keys::UNREADY_ACQUIRED_KEY.to_owned(), "yesterday".to_owned())].into());
+    annotated.metadata.annotations = Some(
+        [(
+            keys::UNREADY_ACQUIRED_KEY.to_owned(),
+            "yesterday".to_owned(),
+        )]
+        .into(),
+    );
     assert_eq!(
         before_manage(&annotated, now),
         Step::Complete("failed to parse unready time yesterday".into())
@@ -180,7 +210,12 @@ fn current_states_table() {
             view(vec![exited, b.clone()]),
             st("a", Phase::Recreating, false),
         ),
-        ("untouched", crr(json!({}), recreating.clone()), untouched(), st("a", Phase::Pending, false)),
+        (
+            "untouched",
+            crr(json!({}), recreating.clone()),
+            untouched(),
+            st("a", Phase::Pending, false),
+        ),
         (
             "recreated, not yet synced",
             crr(json!({}), recreating.clone()),
@@ -207,19 +242,28 @@ fn current_states_table() {
         ),
         (
             "minStartedSeconds not reached (15 s of 30)",
-            crr(json!({"minStartedSeconds": 30}), synced("containerd://a1", true)),
+            crr(
+                json!({"minStartedSeconds": 30}),
+                synced("containerd://a1", true),
+            ),
             view(vec![restarted.clone(), b.clone()]),
             st("a", Phase::Recreating, false),
         ),
         (
             "minStartedSeconds reached (15 s of 10)",
-            crr(json!({"minStartedSeconds": 10}), synced("containerd://a1", true)),
+            crr(
+                json!({"minStartedSeconds": 10}),
+                synced("containerd://a1", true),
+            ),
             view(vec![restarted.clone(), b.clone()]),
             st("a", Phase::Succeeded, false),
         ),
         (
             "force recreate, not killed yet",
-            crr(json!({"forceRecreate": true}), synced("containerd://a1", true)),
+            crr(
+                json!({"forceRecreate": true}),
+                synced("containerd://a1", true),
+            ),
             view(vec![restarted.clone(), b.clone()]),
             st("a", Phase::Pending, false),
         ),
@@ -236,19 +280,28 @@ fn current_states_table() {
         (
             "a higher restart count with the same ID",
             crr(json!({}), recreating.clone()),
-            view(vec![running("a", "a0", 3, "2024-05-01T09:00:00Z"), b.clone()]),
+            view(vec![
+                running("a", "a0", 3, "2024-05-01T09:00:00Z"),
+                b.clone(),
+            ]),
             st("a", Phase::Recreating, false),
         ),
         (
             "started after creation with the same ID",
             crr(json!({}), recreating.clone()),
-            view(vec![running("a", "a0", 0, "2024-05-01T10:00:01Z"), b.clone()]),
+            view(vec![
+                running("a", "a0", 0, "2024-05-01T10:00:01Z"),
+                b.clone(),
+            ]),
             st("a", Phase::Recreating, false),
         ),
         (
             "started within the creation second (upstream would say recreated)",
             crr(json!({}), recreating.clone()),
-            view(vec![running("a", "a0", 0, "2024-05-01T10:00:00.700Z"), b.clone()]),
+            view(vec![
+                running("a", "a0", 0, "2024-05-01T10:00:00.700Z"),
+                b.clone(),
+            ]),
             st("a", Phase::Pending, false),
         ),
         (
@@ -285,14 +338,20 @@ fn decide_writes_new_states_before_acting() {
     let request = crr(json!({}), json!({"phase": "Recreating"}));
     assert_eq!(
         decide(&request, &untouched(), &BTreeMap::new(), now),
-        Decision::Patch(vec![st("a", Phase::Pending, false), st("b", Phase::Pending, false)])
+        Decision::Patch(vec![
+            st("a", Phase::Pending, false),
+            st("b", Phase::Pending, false)
+        ])
     );
 }
 
 #[test]
 fn one_kill_per_pass_in_order() {
     let now = ts("2024-05-01T10:00:20Z");
-    let pending = [st("a", Phase::Pending, false), st("b", Phase::Pending, false)];
+    let pending = [
+        st("a", Phase::Pending, false),
+        st("b", Phase::Pending, false),
+    ];
     for strategy in [json!({}), json!({"orderedRecreate": true})] {
         let request = with_states(strategy.clone(), &pending);
         assert_eq!(
@@ -300,7 +359,10 @@ fn one_kill_per_pass_in_order() {
             Decision::Kill {
                 name: "a".into(),
                 container_id: "a0".into(),
-                states_if_killed: vec![st("a", Phase::Recreating, true), st("b", Phase::Pending, false)],
+                states_if_killed: vec![
+                    st("a", Phase::Recreating, true),
+                    st("b", Phase::Pending, false)
+                ],
             },
             "{strategy}"
         );
@@ -310,13 +372,21 @@ fn one_kill_per_pass_in_order() {
         running("a", "a1", 1, "2024-05-01T10:00:05Z"),
         running("b", "b0", 0, "2024-05-01T09:00:00Z"),
     ]);
-    let a_recreating = [st("a", Phase::Recreating, true), st("b", Phase::Pending, false)];
+    let a_recreating = [
+        st("a", Phase::Recreating, true),
+        st("b", Phase::Pending, false),
+    ];
     assert!(matches!(
         decide(&with_states(json!({}), &a_recreating), &restarted, &BTreeMap::new(), now),
         Decision::Kill { ref name, .. } if name == "b"
     ));
     assert_eq!(
-        decide(&with_states(json!({"orderedRecreate": true}), &a_recreating), &restarted, &BTreeMap::new(), now),
+        decide(
+            &with_states(json!({"orderedRecreate": true}), &a_recreating),
+            &restarted,
+            &BTreeMap::new(),
+            now
+        ),
         Decision::Wait(None)
     );
 }
@@ -324,9 +394,17 @@ fn one_kill_per_pass_in_order() {
 #[test]
 fn failures_complete_or_are_ignored() {
     let now = ts("2024-05-01T10:00:20Z");
-    let pending = [st("a", Phase::Pending, false), st("b", Phase::Pending, false)];
+    let pending = [
+        st("a", Phase::Pending, false),
+        st("b", Phase::Pending, false),
+    ];
     let errors = BTreeMap::from([("a".to_owned(), "stop signal".to_owned())]);
-    let failed_a = state("a", Phase::Failed, false, "kill container error: stop signal");
+    let failed_a = state(
+        "a",
+        Phase::Failed,
+        false,
+        "kill container error: stop signal",
+    );
 
     // Fail: the failure is written, and the next pass completes the request without touching b.
     let request = with_states(json!({"failurePolicy": "Fail"}), &pending);
@@ -334,7 +412,10 @@ fn failures_complete_or_are_ignored() {
         decide(&request, &untouched(), &errors, now),
         Decision::Patch(vec![failed_a.clone(), st("b", Phase::Pending, false)])
     );
-    let request = with_states(json!({"failurePolicy": "Fail"}), &[failed_a.clone(), pending[1].clone()]);
+    let request = with_states(
+        json!({"failurePolicy": "Fail"}),
+        &[failed_a.clone(), pending[1].clone()],
+    );
     assert_eq!(
         decide(&request, &untouched(), &BTreeMap::new(), now),
         Decision::Complete(String::new())
@@ -373,14 +454,19 @@ fn completion_and_min_started_requeue() {
     ]);
     let mut request = with_states(
         json!({"minStartedSeconds": 60}),
-        &[st("a", Phase::Recreating, true), st("b", Phase::Recreating, true)],
+        &[
+            st("a", Phase::Recreating, true),
+            st("b", Phase::Recreating, true),
+        ],
     );
     assert_eq!(
         decide(&request, &both, &BTreeMap::new(), now),
         Decision::Wait(Some(Duration::from_secs(60)))
     );
-    request.status.as_mut().unwrap().container_recreate_states =
-        vec![st("a", Phase::Succeeded, true), st("b", Phase::Succeeded, true)];
+    request.status.as_mut().unwrap().container_recreate_states = vec![
+        st("a", Phase::Succeeded, true),
+        st("b", Phase::Succeeded, true),
+    ];
     assert_eq!(
         decide(&request, &both, &BTreeMap::new(), now),
         Decision::Complete(String::new())
@@ -395,19 +481,28 @@ fn the_runtime_must_be_ours() {
     docker.runtime = "docker".into();
     assert_eq!(
         decide(&request, &docker, &BTreeMap::new(), now),
-        Decision::Complete("failed to find runtime service: not found runtime service for containerd in daemon".into())
+        Decision::Complete(
+            "failed to find runtime service: not found runtime service for containerd in daemon"
+                .into()
+        )
     );
     let mut no_context = request.clone();
     no_context.spec.containers[1].status_context = None;
     assert_eq!(
         decide(&no_context, &untouched(), &BTreeMap::new(), now),
-        Decision::Complete("failed to find runtime service: no statusContext or empty containerID in b container".into())
+        Decision::Complete(
+            "failed to find runtime service: no statusContext or empty containerID in b container"
+                .into()
+        )
     );
 }
 
 #[test]
 fn grace_follows_kubelet() {
-    let grace = Grace::of(&crr(json!({"terminationGracePeriodSeconds": 10}), json!({})));
+    let grace = Grace::of(&crr(
+        json!({"terminationGracePeriodSeconds": 10}),
+        json!({}),
+    ));
     assert_eq!(grace.hook_budget(), Some(Duration::from_secs(10)));
     assert_eq!(grace.stop_timeout(None), 10);
     assert_eq!(grace.stop_timeout(Some(Duration::from_millis(3900))), 7);

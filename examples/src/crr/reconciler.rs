@@ -47,7 +47,7 @@ struct Context {
 
 /// Adds the controller to `controllers`.
 pub fn register(controllers: &mut ControllerSet) {
-    controllers.register_fn(NAME, |context| run(context));
+    controllers.register_fn(NAME, run);
 }
 
 /// Runs the controller until the context's shutdown.
@@ -72,7 +72,8 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
                 .iter()
                 .filter(|crr| {
                     let labels = crr.labels();
-                    labels.get(keys::POD_UID_LABEL) == Some(&uid) && labels.contains_key(keys::ACTIVE_LABEL)
+                    labels.get(keys::POD_UID_LABEL) == Some(&uid)
+                        && labels.contains_key(keys::ACTIVE_LABEL)
                 })
                 .map(|crr| ObjectRef::from_obj(crr.as_ref()))
                 .collect::<Vec<_>>()
@@ -93,7 +94,11 @@ fn key(crr: &ContainerRecreateRequest) -> String {
 }
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run expects
-fn on_error(crr: Arc<ContainerRecreateRequest>, error: &ReconcileError, _context: Arc<Context>) -> Action {
+fn on_error(
+    crr: Arc<ContainerRecreateRequest>,
+    error: &ReconcileError,
+    _context: Arc<Context>,
+) -> Action {
     tracing::warn!(crr = %key(&crr), %error, "reconcile failed; retrying");
     match error {
         ReconcileError::Action(action) => Action::requeue(action.requeue_after()),
@@ -101,10 +106,15 @@ fn on_error(crr: Arc<ContainerRecreateRequest>, error: &ReconcileError, _context
     }
 }
 
-async fn reconcile(crr: Arc<ContainerRecreateRequest>, context: Arc<Context>) -> Result<Action, ReconcileError> {
+async fn reconcile(
+    crr: Arc<ContainerRecreateRequest>,
+    context: Arc<Context>,
+) -> Result<Action, ReconcileError> {
     let started = std::time::Instant::now();
     let result = sync(&crr, &context).await;
-    context.metrics.observe_reconcile(started.elapsed(), result.is_ok());
+    context
+        .metrics
+        .observe_reconcile(started.elapsed(), result.is_ok());
     result
 }
 
@@ -155,10 +165,14 @@ async fn sync(crr: &ContainerRecreateRequest, context: &Context) -> Result<Actio
                 .await?;
             }
             Step::SyncSnapshot(snapshot) => {
-                actions::replace_status(&crrs, crr, &json!({"containerStatusSnapshot": snapshot})).await?;
+                actions::replace_status(&crrs, crr, &json!({"containerStatusSnapshot": snapshot}))
+                    .await?;
                 return Ok(Action::requeue(Duration::from_millis(100)));
             }
-            Step::AcquireNotReady { has_gate, condition } => {
+            Step::AcquireNotReady {
+                has_gate,
+                condition,
+            } => {
                 let mut finalizers = crr.finalizers().to_vec();
                 if !finalizers.iter().any(|f| f == keys::UNREADY_ACQUIRED_KEY) {
                     finalizers.push(keys::UNREADY_ACQUIRED_KEY.to_owned());
@@ -177,7 +191,9 @@ async fn sync(crr: &ContainerRecreateRequest, context: &Context) -> Result<Actio
             }
         }
     }
-    Ok(plan.requeue_after.map_or_else(Action::await_change, Action::requeue))
+    Ok(plan
+        .requeue_after
+        .map_or_else(Action::await_change, Action::requeue))
 }
 
 async fn write_pod_conditions(
@@ -190,7 +206,10 @@ async fn write_pod_conditions(
     }
     let mut updated = pod.clone();
     change.apply_to(&mut updated);
-    let conditions = updated.status.and_then(|status| status.conditions).unwrap_or_default();
+    let conditions = updated
+        .status
+        .and_then(|status| status.conditions)
+        .unwrap_or_default();
     actions::replace_status(pods, pod, &json!({"conditions": conditions})).await?;
     Ok(())
 }
@@ -204,8 +223,12 @@ async fn patch_metadata(
     if let Some(object) = metadata.as_object_mut() {
         object.insert("resourceVersion".into(), json!(crr.resource_version()));
     }
-    api.patch(&crr.name_any(), &PatchParams::default(), &Patch::Merge(&json!({"metadata": metadata})))
-        .await
-        .map(drop)
-        .map_err(|error| ActionError::from_kube(key(crr), error))
+    api.patch(
+        &crr.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"metadata": metadata})),
+    )
+    .await
+    .map(drop)
+    .map_err(|error| ActionError::from_kube(key(crr), error))
 }

@@ -106,13 +106,17 @@ pub fn default_on_create(
         .termination_grace_period_seconds
         .is_some_and(|seconds| seconds < 0)
     {
-        return Err(bad("terminationGracePeriodSeconds must be non-negative integer"));
+        return Err(bad(
+            "terminationGracePeriodSeconds must be non-negative integer",
+        ));
     }
     if strategy
         .unready_grace_period_seconds
         .is_some_and(|seconds| seconds < 0)
     {
-        return Err(bad("unreadyGracePeriodSeconds must be non-negative integer"));
+        return Err(bad(
+            "unreadyGracePeriodSeconds must be non-negative integer",
+        ));
     }
     match &strategy.failure_policy {
         None => strategy.failure_policy = Some(FailurePolicy::Fail),
@@ -141,10 +145,13 @@ pub fn default_on_create(
         .and_then(|labels| labels.get(keys::VIRTUAL_KUBELET_TYPE_LABEL))
         .is_some_and(|value| value == keys::VIRTUAL_KUBELET_TYPE)
     {
-        crr.metadata.labels.get_or_insert_with(BTreeMap::new).insert(
-            keys::VIRTUAL_KUBELET_TYPE_LABEL.to_owned(),
-            keys::VIRTUAL_KUBELET_TYPE.to_owned(),
-        );
+        crr.metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(
+                keys::VIRTUAL_KUBELET_TYPE_LABEL.to_owned(),
+                keys::VIRTUAL_KUBELET_TYPE.to_owned(),
+            );
     }
     Ok(())
 }
@@ -175,13 +182,28 @@ fn inject_pod(crr: &mut ContainerRecreateRequest, pod: &Pod, node: &str) -> Resu
     let mut seen = BTreeSet::new();
     for container in &mut crr.spec.containers {
         if !seen.insert(container.name.clone()) {
-            return Err(bad(format!("can not recreate {} multi times", container.name)));
+            return Err(bad(format!(
+                "can not recreate {} multi times",
+                container.name
+            )));
         }
-        if container.pre_stop.is_some() || !container.ports.is_empty() || container.status_context.is_some() {
-            return Err(bad("preStop, ports, statusContext in container are ready-only fields"));
+        if container.pre_stop.is_some()
+            || !container.ports.is_empty()
+            || container.status_context.is_some()
+        {
+            return Err(bad(
+                "preStop, ports, statusContext in container are ready-only fields",
+            ));
         }
-        let Some(spec) = pod_spec.containers.iter().find(|c| c.name == container.name) else {
-            return Err(bad(format!("container {} not found in Pod", container.name)));
+        let Some(spec) = pod_spec
+            .containers
+            .iter()
+            .find(|c| c.name == container.name)
+        else {
+            return Err(bad(format!(
+                "container {} not found in Pod",
+                container.name
+            )));
         };
         let Some(status) = statuses.iter().find(|s| s.name == container.name) else {
             return Err(bad(format!(
@@ -238,7 +260,9 @@ pub fn check_update(
     };
     for key in [keys::POD_UID_LABEL, keys::NODE_NAME_LABEL] {
         if label(old, key) != label(new, key) {
-            return Err(forbidden(format!("not allowed to update immutable label {key}")));
+            return Err(forbidden(format!(
+                "not allowed to update immutable label {key}"
+            )));
         }
     }
     let annotation = |crr: &ContainerRecreateRequest| {

@@ -1,3 +1,5 @@
+#![allow(clippy::needless_pass_by_value)] // table helpers take owned JSON values
+
 use serde_json::{Value, json};
 
 use super::*;
@@ -38,7 +40,8 @@ fn rejected(spec: Value, pod: Option<&Pod>) -> String {
 
 #[test]
 fn defaults_and_injection() {
-    let mut request = crr(json!({"podName": "web", "containers": [{"name": "app"}, {"name": "log"}]}));
+    let mut request =
+        crr(json!({"podName": "web", "containers": [{"name": "app"}, {"name": "log"}]}));
     default_on_create(&mut request, Some(&pod("Running", "node-0")), None).unwrap();
     let value = serde_json::to_value(&request).unwrap();
     assert_eq!(
@@ -79,7 +82,10 @@ fn set_strategy_values_are_kept_and_virtual_kubelet_is_copied() {
     let strategy = request.spec.strategy.as_ref().unwrap();
     assert_eq!(strategy.failure_policy, Some(FailurePolicy::Ignore));
     assert_eq!(strategy.termination_grace_period_seconds, Some(0));
-    assert_eq!(request.metadata.labels.as_ref().unwrap()["type"], "virtual-kubelet");
+    assert_eq!(
+        request.metadata.labels.as_ref().unwrap()["type"],
+        "virtual-kubelet"
+    );
 }
 
 #[test]
@@ -89,8 +95,16 @@ fn rejections_table() {
     let pending = pod("Pending", "");
     let app = json!([{"name": "app"}]);
     let cases: Vec<(Value, Option<&Pod>, &str)> = vec![
-        (json!({"podName": "", "containers": app}), Some(&running), "podName can not be empty"),
-        (json!({"podName": "web", "containers": []}), Some(&running), "containers list can not be null"),
+        (
+            json!({"podName": "", "containers": app}),
+            Some(&running),
+            "podName can not be empty",
+        ),
+        (
+            json!({"podName": "web", "containers": []}),
+            Some(&running),
+            "containers list can not be null",
+        ),
         (
             json!({"podName": "web", "containers": app, "activeDeadlineSeconds": 2}),
             Some(&running),
@@ -111,7 +125,11 @@ fn rejections_table() {
             Some(&running),
             "unknown failurePolicy Retry",
         ),
-        (json!({"podName": "web", "containers": app}), None, "no found Pod named web"),
+        (
+            json!({"podName": "web", "containers": app}),
+            None,
+            "no found Pod named web",
+        ),
         (
             json!({"podName": "web", "containers": app}),
             Some(&succeeded),
@@ -151,11 +169,12 @@ fn rejections_table() {
 #[test]
 fn a_pod_terminated_by_the_sidecar_terminator_is_accepted() {
     let mut finished = pod("Succeeded", "node-0");
-    finished.status.as_mut().unwrap().conditions = Some(vec![k8s_openapi::api::core::v1::PodCondition {
-        type_: SIDECAR_TERMINATED_CONDITION.into(),
-        status: "True".into(),
-        ..Default::default()
-    }]);
+    finished.status.as_mut().unwrap().conditions =
+        Some(vec![k8s_openapi::api::core::v1::PodCondition {
+            type_: SIDECAR_TERMINATED_CONDITION.into(),
+            status: "True".into(),
+            ..Default::default()
+        }]);
     let mut request = crr(json!({"podName": "web", "containers": [{"name": "log"}]}));
     assert!(default_on_create(&mut request, Some(&finished), None).is_ok());
 }
@@ -165,7 +184,11 @@ fn updates_keep_the_spec_and_identity() {
     let mut old = crr(json!({"podName": "web", "containers": [{"name": "app"}]}));
     default_on_create(&mut old, Some(&pod("Running", "node-0")), None).unwrap();
     let mut new = old.clone();
-    new.metadata.labels.as_mut().unwrap().remove(keys::ACTIVE_LABEL);
+    new.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .remove(keys::ACTIVE_LABEL);
     assert!(check_update(&old, &new).is_ok(), "the active label may go");
     new.spec.active_deadline_seconds = Some(60);
     assert_eq!(
@@ -181,11 +204,24 @@ fn updates_keep_the_spec_and_identity() {
         .insert(keys::NODE_NAME_LABEL.into(), "elsewhere".into());
     assert_eq!(check_update(&old, &moved).unwrap_err().code, 403);
     let mut acquired = old.clone();
-    acquired.metadata.annotations =
-        Some([(keys::UNREADY_ACQUIRED_KEY.to_owned(), "2024-05-01T10:00:00Z".to_owned())].into());
-    assert!(check_update(&old, &acquired).is_ok(), "setting it is allowed");
+    acquired.metadata.annotations = Some(
+        [(
+            keys::UNREADY_ACQUIRED_KEY.to_owned(),
+            "2024-05-01T10:00:00Z".to_owned(),
+        )]
+        .into(),
+    );
+    assert!(
+        check_update(&old, &acquired).is_ok(),
+        "setting it is allowed"
+    );
     let mut changed = acquired.clone();
-    changed.metadata.annotations =
-        Some([(keys::UNREADY_ACQUIRED_KEY.to_owned(), "2024-05-01T11:00:00Z".to_owned())].into());
+    changed.metadata.annotations = Some(
+        [(
+            keys::UNREADY_ACQUIRED_KEY.to_owned(),
+            "2024-05-01T11:00:00Z".to_owned(),
+        )]
+        .into(),
+    );
     assert!(check_update(&acquired, &changed).is_err());
 }

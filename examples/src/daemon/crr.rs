@@ -72,11 +72,21 @@ struct Context {
 /// The label selector of the requests a daemon on `node` works on.
 #[must_use]
 pub fn selector(node: &str) -> String {
-    format!("{}={node},{}=true", keys::NODE_NAME_LABEL, keys::ACTIVE_LABEL)
+    format!(
+        "{}={node},{}=true",
+        keys::NODE_NAME_LABEL,
+        keys::ACTIVE_LABEL
+    )
 }
 
 /// Runs the worker until `shutdown`.
-pub async fn run(client: Client, cri: CriClient, node: String, metrics: DaemonMetrics, shutdown: Shutdown) {
+pub async fn run(
+    client: Client,
+    cri: CriClient,
+    node: String,
+    metrics: DaemonMetrics,
+    shutdown: Shutdown,
+) {
     let api: Api<ContainerRecreateRequest> = Api::all(client.clone());
     let config = watcher::Config::default().labels(&selector(&node));
     let controller = Controller::new(api, config);
@@ -106,23 +116,36 @@ fn key(crr: &ContainerRecreateRequest) -> String {
 }
 
 fn pod_uid(crr: &ContainerRecreateRequest) -> String {
-    crr.labels().get(keys::POD_UID_LABEL).cloned().unwrap_or_default()
+    crr.labels()
+        .get(keys::POD_UID_LABEL)
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run expects
-fn on_error(crr: Arc<ContainerRecreateRequest>, error: &CrrWorkerError, context: Arc<Context>) -> Action {
+fn on_error(
+    crr: Arc<ContainerRecreateRequest>,
+    error: &CrrWorkerError,
+    context: Arc<Context>,
+) -> Action {
     context.metrics.crr_pass(false);
     tracing::warn!(crr = %key(&crr), %error, "retrying in 1s");
     Action::requeue(POLL)
 }
 
-async fn reconcile(trigger: Arc<ContainerRecreateRequest>, context: Arc<Context>) -> Result<Action, CrrWorkerError> {
+async fn reconcile(
+    trigger: Arc<ContainerRecreateRequest>,
+    context: Arc<Context>,
+) -> Result<Action, CrrWorkerError> {
     let uid = pod_uid(&trigger);
     if uid.is_empty() {
         return Ok(Action::await_change());
     }
     let lock = {
-        let mut locks = context.pod_locks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut locks = context
+            .pod_locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         Arc::clone(locks.entry(uid.clone()).or_default())
     };
     let _held = lock.lock().await;
@@ -168,7 +191,10 @@ async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Actio
         }
         Step::Manage => {}
     }
-    let runtime = |source| CrrWorkerError::Runtime { crr: key(crr), source };
+    let runtime = |source| CrrWorkerError::Runtime {
+        crr: key(crr),
+        source,
+    };
     let view = observe(context, &pod_uid(crr)).await.map_err(runtime)?;
     let mut kill_errors = BTreeMap::new();
     loop {
@@ -240,8 +266,14 @@ async fn write_states(
     write_status(context, crr, json!({"containerRecreateStates": states})).await
 }
 
-async fn complete(context: &Context, crr: &ContainerRecreateRequest, message: &str) -> Result<(), CrrWorkerError> {
-    let now = Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now()));
+async fn complete(
+    context: &Context,
+    crr: &ContainerRecreateRequest,
+    message: &str,
+) -> Result<(), CrrWorkerError> {
+    let now = Time(
+        Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now()),
+    );
     tracing::info!(crr = %key(crr), message, "completed");
     write_status(
         context,
@@ -264,13 +296,20 @@ async fn write_status(
         "status": status,
     });
     match api
-        .patch_status(&crr.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+        .patch_status(
+            &crr.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
         .await
     {
         Ok(_) => Ok(()),
         // A newer version exists (or it is gone): the watch brings it and the next pass decides again.
         Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => Ok(()),
-        Err(source) => Err(CrrWorkerError::Kube { crr: key(crr), source }),
+        Err(source) => Err(CrrWorkerError::Kube {
+            crr: key(crr),
+            source,
+        }),
     }
 }
 

@@ -51,7 +51,13 @@ struct Context {
 }
 
 /// Runs the worker until `shutdown`.
-pub async fn run(client: Client, cri: CriClient, node: String, metrics: DaemonMetrics, shutdown: Shutdown) {
+pub async fn run(
+    client: Client,
+    cri: CriClient,
+    node: String,
+    metrics: DaemonMetrics,
+    shutdown: Shutdown,
+) {
     let api: Api<NodeImage> = Api::all(client.clone());
     let config = watcher::Config::default().fields(&format!("metadata.name={node}"));
     tracing::info!(%node, "watching the NodeImage of this node");
@@ -83,7 +89,10 @@ fn now() -> Time {
     Time(Timestamp::from_second(now.as_second()).unwrap_or(now))
 }
 
-async fn reconcile(node_image: Arc<NodeImage>, context: Arc<Context>) -> Result<Action, PullerError> {
+async fn reconcile(
+    node_image: Arc<NodeImage>,
+    context: Arc<Context>,
+) -> Result<Action, PullerError> {
     let tasks = node_pulls::pending(&node_image);
     for task in tasks {
         let started = node_pulls::pulling(&task, now());
@@ -93,7 +102,12 @@ async fn reconcile(node_image: Arc<NodeImage>, context: Arc<Context>) -> Result<
             Ok(image_id) => tracing::info!(image = %task.reference(), %image_id, "pulled"),
             Err(error) => tracing::warn!(image = %task.reference(), %error, "pull failed"),
         }
-        write_tag(&context, &task.name, node_pulls::finished(&started, outcome, now())).await?;
+        write_tag(
+            &context,
+            &task.name,
+            node_pulls::finished(&started, outcome, now()),
+        )
+        .await?;
     }
     Ok(Action::await_change())
 }
@@ -113,8 +127,12 @@ async fn credentials(context: &Context, task: &PullTask) -> Option<Credentials> 
                     return Some(found);
                 }
             }
-            Ok(None) => tracing::warn!(secret = %format!("{}/{}", reference.namespace, reference.name), "pull secret not found"),
-            Err(error) => tracing::warn!(secret = %reference.name, %error, "cannot read a pull secret"),
+            Ok(None) => {
+                tracing::warn!(secret = %format!("{}/{}", reference.namespace, reference.name), "pull secret not found");
+            }
+            Err(error) => {
+                tracing::warn!(secret = %reference.name, %error, "cannot read a pull secret");
+            }
         }
     }
     None
@@ -128,15 +146,20 @@ async fn pull(context: &Context, task: &PullTask) -> Result<String, String> {
     {
         return Ok(image.id);
     }
-    let auth = credentials(context, task).await.map(|found| cri::AuthConfig {
-        username: found.username,
-        password: found.password,
-        ..cri::AuthConfig::default()
-    });
+    let auth = credentials(context, task)
+        .await
+        .map(|found| cri::AuthConfig {
+            username: found.username,
+            password: found.password,
+            ..cri::AuthConfig::default()
+        });
     let sandbox = task.sandbox_config.as_ref().map(|config| {
         let mut annotations: std::collections::HashMap<String, String> =
             config.annotations.clone().into_iter().collect();
-        annotations.insert(PULLING_IMAGE_BY_ANNOTATION.to_owned(), "kruise-daemon-imagepuller".to_owned());
+        annotations.insert(
+            PULLING_IMAGE_BY_ANNOTATION.to_owned(),
+            "kruise-daemon-imagepuller".to_owned(),
+        );
         cri::PodSandboxConfig {
             labels: config.labels.clone().into_iter().collect(),
             annotations,
@@ -163,7 +186,10 @@ async fn pull(context: &Context, task: &PullTask) -> Result<String, String> {
             }
         }
     }
-    Err(format!("failed to pull image {reference} after {} attempts: {last}", task.attempts))
+    Err(format!(
+        "failed to pull image {reference} after {} attempts: {last}",
+        task.attempts
+    ))
 }
 
 /// Writes one tag's status (replacing the entry of the same tag), with fresh counts; retries on conflicts.
@@ -177,19 +203,32 @@ async fn write_tag(context: &Context, name: &str, tag: ImageTagStatus) -> Result
         let current = api.get(&context.node).await.map_err(kube_error)?;
         let mut status = current.status.clone().unwrap_or_default();
         let entry = status.image_statuses.entry(name.to_owned()).or_default();
-        match entry.tags.iter_mut().find(|existing| existing.tag == tag.tag) {
+        match entry
+            .tags
+            .iter_mut()
+            .find(|existing| existing.tag == tag.tag)
+        {
             Some(existing) => *existing = tag.clone(),
             None => entry.tags.push(tag.clone()),
         }
         entry.tags.sort_by(|a, b| a.tag.cmp(&b.tag));
-        let desired: usize = current.spec.images.values().map(|image| image.tags.len()).sum();
+        let desired: usize = current
+            .spec
+            .images
+            .values()
+            .map(|image| image.tags.len())
+            .sum();
         count(&mut status, desired);
         let patch = json!({
             "metadata": {"resourceVersion": current.resource_version()},
             "status": status,
         });
         match api
-            .patch_status(&context.node, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch_status(
+                &context.node,
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
             .await
         {
             Ok(_) => return Ok(()),

@@ -33,11 +33,19 @@ pub async fn kill_container(
     let mut took = None;
     if let (Some((hook, ports)), Some(budget)) = (hook, grace.hook_budget()) {
         let started = Instant::now();
-        let outcome = tokio::time::timeout(budget, run_hook(cri, hook, &ports, container_id, host, budget)).await;
+        let outcome = tokio::time::timeout(
+            budget,
+            run_hook(cri, hook, &ports, container_id, host, budget),
+        )
+        .await;
         match outcome {
             Ok(Ok(())) => tracing::info!(container, "preStop hook done"),
             Ok(Err(error)) => tracing::warn!(container, %error, "preStop hook failed"),
-            Err(_) => tracing::warn!(container, ?budget, "preStop hook did not finish in the grace period"),
+            Err(_) => tracing::warn!(
+                container,
+                ?budget,
+                "preStop hook did not finish in the grace period"
+            ),
         }
         took = Some(started.elapsed());
     }
@@ -68,7 +76,11 @@ async fn run_hook(
     }
     if let Some(http) = &hook.http_get {
         let port = resolve_port(&http.port, ports)?;
-        let host = http.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| host.to_owned());
+        let host = http
+            .host
+            .clone()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| host.to_owned());
         let path = http.path.clone().unwrap_or_else(|| "/".to_owned());
         let mut stream = tokio::net::TcpStream::connect((host.as_str(), port))
             .await
@@ -78,12 +90,19 @@ async fn run_hook(
             .await
             .map_err(|error| error.to_string())?;
         let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.map_err(|error| error.to_string())?;
+        stream
+            .read_to_end(&mut answer)
+            .await
+            .map_err(|error| error.to_string())?;
         return Ok(());
     }
     if let Some(tcp) = &hook.tcp_socket {
         let port = resolve_port(&tcp.port, ports)?;
-        let host = tcp.host.clone().filter(|h| !h.is_empty()).unwrap_or_else(|| host.to_owned());
+        let host = tcp
+            .host
+            .clone()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| host.to_owned());
         tokio::net::TcpStream::connect((host.as_str(), port))
             .await
             .map_err(|error| format!("tcpSocket {host}:{port}: {error}"))?;
@@ -92,9 +111,14 @@ async fn run_hook(
 }
 
 /// A hook's port: a number, or the name of one of the container's ports.
-fn resolve_port(port: &IntOrString, ports: &[k8s_openapi::api::core::v1::ContainerPort]) -> Result<u16, String> {
+fn resolve_port(
+    port: &IntOrString,
+    ports: &[k8s_openapi::api::core::v1::ContainerPort],
+) -> Result<u16, String> {
     match port {
-        IntOrString::Int(number) => u16::try_from(*number).map_err(|_| format!("invalid port {number}")),
+        IntOrString::Int(number) => {
+            u16::try_from(*number).map_err(|_| format!("invalid port {number}"))
+        }
         IntOrString::String(name) => ports
             .iter()
             .find(|p| p.name.as_deref() == Some(name.as_str()))
@@ -117,7 +141,10 @@ mod tests {
             ..ContainerPort::default()
         }];
         assert_eq!(resolve_port(&IntOrString::Int(80), &ports), Ok(80));
-        assert_eq!(resolve_port(&IntOrString::String("http".into()), &ports), Ok(8080));
+        assert_eq!(
+            resolve_port(&IntOrString::String("http".into()), &ports),
+            Ok(8080)
+        );
         assert!(resolve_port(&IntOrString::String("grpc".into()), &ports).is_err());
         assert!(resolve_port(&IntOrString::Int(-1), &ports).is_err());
     }

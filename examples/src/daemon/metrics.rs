@@ -57,8 +57,16 @@ impl DaemonMetrics {
             "ContainerRecreateRequest passes, by result",
             crr_passes.clone(),
         );
-        registry.register("container_kills", "Containers stopped for requests, by result", kills.clone());
-        registry.register("image_pulls", "Image pulls (one per attempt), by result", pulls.clone());
+        registry.register(
+            "container_kills",
+            "Containers stopped for requests, by result",
+            kills.clone(),
+        );
+        registry.register(
+            "image_pulls",
+            "Image pulls (one per attempt), by result",
+            pulls.clone(),
+        );
         registry.register_with_unit(
             "image_pull_duration",
             "Time one image pull attempt took",
@@ -112,8 +120,17 @@ mod tests {
         metrics.kill(false);
         metrics.pull(true, Duration::from_millis(120));
         let text = metrics.encode();
-        assert!(text.contains("kruise_daemon_container_kills_total{result=\"success\"} 1"), "{text}");
-        assert!(text.contains("kruise_daemon_container_kills_total{result=\"error\"} 1"), "{text}");
-        assert!(text.contains("kruise_daemon_image_pull_duration_seconds_count 1"), "{text}");
+        assert!(
+            text.contains("kruise_daemon_container_kills_total{result=\"success\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kruise_daemon_container_kills_total{result=\"error\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kruise_daemon_image_pull_duration_seconds_count 1"),
+            "{text}"
+        );
     }
 }

@@ -176,13 +176,19 @@ pub fn router(cri: CriClient, metrics: DaemonMetrics) -> Router {
 async fn health(State(state): State<AppState>) -> impl IntoResponse {
     match state.cri.version().await {
         Ok(_) => (StatusCode::OK, "ok".to_owned()),
-        Err(error) => (StatusCode::SERVICE_UNAVAILABLE, format!("container runtime: {error}")),
+        Err(error) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("container runtime: {error}"),
+        ),
     }
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         state.metrics.encode(),
     )
 }
@@ -198,11 +204,18 @@ mod tests {
     async fn health_fails_without_a_runtime_and_metrics_answer() {
         let dir = tempfile::tempdir().unwrap();
         let endpoint = format!("unix://{}", dir.path().join("none.sock").display());
-        let app = router(CriClient::connect_lazy(&endpoint).unwrap(), DaemonMetrics::new());
-        let request = axum::http::Request::get("/healthz").body(Body::empty()).unwrap();
+        let app = router(
+            CriClient::connect_lazy(&endpoint).unwrap(),
+            DaemonMetrics::new(),
+        );
+        let request = axum::http::Request::get("/healthz")
+            .body(Body::empty())
+            .unwrap();
         let response = app.clone().oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-        let request = axum::http::Request::get("/metrics").body(Body::empty()).unwrap();
+        let request = axum::http::Request::get("/metrics")
+            .body(Body::empty())
+            .unwrap();
         let response = app.oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
         let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
@@ -211,6 +224,9 @@ mod tests {
 
     #[test]
     fn a_node_name_is_required() {
-        assert!(matches!(Daemon::new(DaemonOptions::default()), Err(DaemonError::NoNodeName)));
+        assert!(matches!(
+            Daemon::new(DaemonOptions::default()),
+            Err(DaemonError::NoNodeName)
+        ));
     }
 }

@@ -168,12 +168,13 @@ pub fn targets(
         let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
         let mut selected: Vec<&Pod> = Vec::new();
         for pod in pods {
-            let matches = label_selector::matches(&selector.label_selector, kruise_api::pod::labels(pod))
-                .map_err(|source| TargetError::Selector {
-                    job: job_key(job),
-                    which: "podSelector",
-                    source,
-                })?;
+            let matches =
+                label_selector::matches(&selector.label_selector, kruise_api::pod::labels(pod))
+                    .map_err(|source| TargetError::Selector {
+                        job: job_key(job),
+                        which: "podSelector",
+                        source,
+                    })?;
             let scheduled = pod
                 .spec
                 .as_ref()
@@ -212,13 +213,14 @@ pub fn targets(
     let mut chosen = Vec::new();
     for node_image in node_images {
         let labels = node_image.metadata.labels.clone().unwrap_or_default();
-        let matches = label_selector::matches(&selector.label_selector, &labels).map_err(|source| {
-            TargetError::Selector {
-                job: job_key(job),
-                which: "selector",
-                source,
-            }
-        })?;
+        let matches =
+            label_selector::matches(&selector.label_selector, &labels).map_err(|source| {
+                TargetError::Selector {
+                    job: job_key(job),
+                    which: "selector",
+                    source,
+                }
+            })?;
         if matches && let Some(name) = &node_image.metadata.name {
             chosen.push(name.clone());
         }
@@ -258,7 +260,11 @@ pub fn calculate_status(
     for node_image in node_images {
         let name = node_image.metadata.name.clone().unwrap_or_default();
         let spec = node_image.spec.images.get(&image.name);
-        if spec.is_some_and(|spec| secrets.iter().any(|secret| !contains(&spec.pull_secrets, secret))) {
+        if spec.is_some_and(|spec| {
+            secrets
+                .iter()
+                .any(|secret| !contains(&spec.pull_secrets, secret))
+        }) {
             not_synced.push(name);
             continue;
         }
@@ -266,7 +272,11 @@ pub fn calculate_status(
             spec.tags
                 .iter()
                 .find(|tag| tag.tag == image.tag)
-                .filter(|tag| tag.owner_references.iter().any(|owner| owner.uid.as_deref() == Some(uid)))
+                .filter(|tag| {
+                    tag.owner_references
+                        .iter()
+                        .any(|owner| owner.uid.as_deref() == Some(uid))
+                })
                 .map(|tag| tag.version)
         });
         let Some(version) = version else {
@@ -295,7 +305,9 @@ pub fn calculate_status(
         && node_images.len() != done
         && start
             .0
-            .saturating_add(Duration::from_secs(u64::try_from(deadline).unwrap_or_default()))
+            .saturating_add(Duration::from_secs(
+                u64::try_from(deadline).unwrap_or_default(),
+            ))
             .is_ok_and(|end| end <= now)
     {
         failed.extend(pulling);
@@ -345,7 +357,9 @@ pub fn message(status: &ImagePullJobStatus) -> String {
 #[must_use]
 pub fn to_sync_now(job: &ImagePullJob, status: &ImagePullJobStatus, not_synced: usize) -> usize {
     let room = parallelism(job) - i64::from(status.active);
-    usize::try_from(room.max(0)).unwrap_or_default().min(not_synced)
+    usize::try_from(room.max(0))
+        .unwrap_or_default()
+        .min(not_synced)
 }
 
 /// Upstream's per-NodeImage sync: the NodeImage's new entry for the job's image, or `None` when the job
@@ -380,7 +394,11 @@ pub fn sync_node_image(
     let pull_policy_of_job = job.spec.template.image_pull_policy.clone();
     match spec.tags.iter_mut().find(|tag| tag.tag == image.tag) {
         Some(tag) => {
-            if tag.owner_references.iter().any(|existing| same_owner(existing, &owner)) {
+            if tag
+                .owner_references
+                .iter()
+                .any(|existing| same_owner(existing, &owner))
+            {
                 return Ok(None);
             }
             tag.version += 1;
@@ -431,7 +449,13 @@ pub fn after_completion(job: &ImagePullJob, now: Timestamp) -> Finished {
         .status
         .as_ref()
         .and_then(|status| status.completion_time.as_ref());
-    match (job.spec.template.completion_policy.ttl_seconds_after_finished, completion) {
+    match (
+        job.spec
+            .template
+            .completion_policy
+            .ttl_seconds_after_finished,
+        completion,
+    ) {
         (Some(ttl), Some(completed)) => {
             let end = completed
                 .0
@@ -450,14 +474,24 @@ pub fn after_completion(job: &ImagePullJob, now: Timestamp) -> Finished {
 /// While running with an `activeDeadlineSeconds` (`Always` only): look again at the deadline, at least
 /// [`MIN_REQUEUE`] later.
 #[must_use]
-pub fn deadline_requeue(job: &ImagePullJob, status: &ImagePullJobStatus, now: Timestamp) -> Option<Duration> {
+pub fn deadline_requeue(
+    job: &ImagePullJob,
+    status: &ImagePullJobStatus,
+    now: Timestamp,
+) -> Option<Duration> {
     if never(job) {
         return None;
     }
-    let deadline = job.spec.template.completion_policy.active_deadline_seconds?;
+    let deadline = job
+        .spec
+        .template
+        .completion_policy
+        .active_deadline_seconds?;
     let start = status.start_time.as_ref()?.0;
     let end = start
-        .saturating_add(Duration::from_secs(u64::try_from(deadline).unwrap_or_default()))
+        .saturating_add(Duration::from_secs(
+            u64::try_from(deadline).unwrap_or_default(),
+        ))
         .unwrap_or(Timestamp::MAX);
     let left = if end > now {
         now.duration_until(end).unsigned_abs()

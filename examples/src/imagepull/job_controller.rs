@@ -62,7 +62,7 @@ struct Context {
 
 /// Adds the controller to `controllers`.
 pub fn register(controllers: &mut ControllerSet) {
-    controllers.register_fn(NAME, |context| run(context));
+    controllers.register_fn(NAME, run);
 }
 
 /// Runs the controller until the context's shutdown.
@@ -77,24 +77,28 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let jobs: Api<ImagePullJob> = Api::all(context.client.clone());
     let node_images: Api<NodeImage> = Api::all(context.client.clone());
     Controller::new(jobs, watcher::Config::default())
-        .watches(node_images, watcher::Config::default(), |node_image: NodeImage| {
-            let mut owners: Vec<ObjectRef<ImagePullJob>> = node_image
-                .spec
-                .images
-                .values()
-                .flat_map(|image| image.tags.iter())
-                .flat_map(|tag| tag.owner_references.iter())
-                .filter(|owner| owner.kind.as_deref() == Some("ImagePullJob"))
-                .filter_map(|owner| {
-                    Some(
-                        ObjectRef::new(owner.name.as_deref()?)
-                            .within(owner.namespace.as_deref().unwrap_or_default()),
-                    )
-                })
-                .collect();
-            owners.dedup();
-            owners
-        })
+        .watches(
+            node_images,
+            watcher::Config::default(),
+            |node_image: NodeImage| {
+                let mut owners: Vec<ObjectRef<ImagePullJob>> = node_image
+                    .spec
+                    .images
+                    .values()
+                    .flat_map(|image| image.tags.iter())
+                    .flat_map(|tag| tag.owner_references.iter())
+                    .filter(|owner| owner.kind.as_deref() == Some("ImagePullJob"))
+                    .filter_map(|owner| {
+                        Some(
+                            ObjectRef::new(owner.name.as_deref()?)
+                                .within(owner.namespace.as_deref().unwrap_or_default()),
+                        )
+                    })
+                    .collect();
+                owners.dedup();
+                owners
+            },
+        )
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(reconcile, on_error, shared)
         .for_each(|result| async move {
@@ -122,7 +126,9 @@ fn on_error(job: Arc<ImagePullJob>, error: &JobError, _context: Arc<Context>) ->
 async fn reconcile(job: Arc<ImagePullJob>, context: Arc<Context>) -> Result<Action, JobError> {
     let started = std::time::Instant::now();
     let result = sync(&job, &context).await;
-    context.metrics.observe_reconcile(started.elapsed(), result.is_ok());
+    context
+        .metrics
+        .observe_reconcile(started.elapsed(), result.is_ok());
     result
 }
 
@@ -141,7 +147,11 @@ async fn sync(job: &ImagePullJob, context: &Context) -> Result<Action, JobError>
     if job.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
-    if job.status.as_ref().is_some_and(|status| status.completion_time.is_some()) {
+    if job
+        .status
+        .as_ref()
+        .is_some_and(|status| status.completion_time.is_some())
+    {
         return match job::after_completion(job, now) {
             Finished::Delete => {
                 actions::delete(&jobs, job).await?;
@@ -176,12 +186,19 @@ async fn sync(job: &ImagePullJob, context: &Context) -> Result<Action, JobError>
         .filter(|node_image| targets.contains(&node_image.name_any()))
         .collect();
     let secrets = job::source_secrets(job);
-    let image_error = |source| JobError::Image { job: key(job), source };
-    let (status, mut not_synced) = job::calculate_status(job, &targeted, &secrets, now).map_err(image_error)?;
+    let image_error = |source| JobError::Image {
+        job: key(job),
+        source,
+    };
+    let (status, mut not_synced) =
+        job::calculate_status(job, &targeted, &secrets, now).map_err(image_error)?;
     not_synced.sort();
     let room = job::to_sync_now(job, &status, not_synced.len());
     for name in not_synced.iter().take(room) {
-        let Some(node_image) = targeted.iter().find(|node_image| node_image.name_any() == *name) else {
+        let Some(node_image) = targeted
+            .iter()
+            .find(|node_image| node_image.name_any() == *name)
+        else {
             continue;
         };
         let policy = job::tag_pull_policy(job, spread(job, name));
@@ -210,5 +227,7 @@ async fn sync(job: &ImagePullJob, context: &Context) -> Result<Action, JobError>
         });
     }
     let deadline = job::deadline_requeue(job, &status, now);
-    Ok(Action::requeue(deadline.map_or(RESYNC, |wait| wait.min(RESYNC))))
+    Ok(Action::requeue(
+        deadline.map_or(RESYNC, |wait| wait.min(RESYNC)),
+    ))
 }

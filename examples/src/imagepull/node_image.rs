@@ -135,7 +135,9 @@ pub fn clean_spec(
             let full = join(name, &tag.tag);
             if tag.created_at.is_none() {
                 modified = true;
-                change.reasons.push(format!("image {full} has no createdAt"));
+                change
+                    .reasons
+                    .push(format!("image {full} has no createdAt"));
                 continue;
             }
             let mut tag = tag.clone();
@@ -171,12 +173,17 @@ pub fn clean_spec(
                 match wait_until(completed.0, budget, now) {
                     None => {
                         modified = true;
-                        change.reasons.push(format!("image {full} exceeded its TTL ({ttl}s)"));
+                        change
+                            .reasons
+                            .push(format!("image {full} exceeded its TTL ({ttl}s)"));
                         continue;
                     }
                     Some(wait) => {
-                        change.requeue_after =
-                            Some(change.requeue_after.map_or(wait, |current| current.min(wait)));
+                        change.requeue_after = Some(
+                            change
+                                .requeue_after
+                                .map_or(wait, |current| current.min(wait)),
+                        );
                     }
                 }
             }
@@ -207,7 +214,10 @@ pub fn clean_spec(
 /// statuses of tags no longer asked for are dropped, and the counts recomputed. `None` when nothing
 /// changes; the requeue is at least [`MIN_REQUEUE`].
 #[must_use]
-pub fn refresh_status(node_image: &NodeImage, now: Timestamp) -> (Option<NodeImageStatus>, Option<Duration>) {
+pub fn refresh_status(
+    node_image: &NodeImage,
+    now: Timestamp,
+) -> (Option<NodeImageStatus>, Option<Duration>) {
     let current = node_image.status.clone().unwrap_or_default();
     let mut statuses = current.image_statuses.clone();
     let mut requeue: Option<Duration> = None;
@@ -220,7 +230,10 @@ pub fn refresh_status(node_image: &NodeImage, now: Timestamp) -> (Option<NodeIma
             let Some(created) = &tag.created_at else {
                 continue;
             };
-            let index = status.tags.iter().position(|reported| reported.tag == tag.tag);
+            let index = status
+                .tags
+                .iter()
+                .position(|reported| reported.tag == tag.tag);
             let reported = index.and_then(|index| status.tags.get(index));
             let fail = |message: &str| ImageTagStatus {
                 tag: tag.tag.clone(),
@@ -238,8 +251,14 @@ pub fn refresh_status(node_image: &NodeImage, now: Timestamp) -> (Option<NodeIma
                 }
                 failed = Some(fail("node has not responded for a long time"));
             }
-            let running = failed.as_ref().or(reported).is_some_and(|t| t.completion_time.is_none());
-            if let Some(deadline) = tag.pull_policy.as_ref().and_then(|p| p.active_deadline_seconds)
+            let running = failed
+                .as_ref()
+                .or(reported)
+                .is_some_and(|t| t.completion_time.is_none());
+            if let Some(deadline) = tag
+                .pull_policy
+                .as_ref()
+                .and_then(|p| p.active_deadline_seconds)
                 && running
             {
                 let budget = Duration::from_secs(u64::try_from(deadline).unwrap_or_default())

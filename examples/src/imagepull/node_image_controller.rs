@@ -38,7 +38,7 @@ struct Context {
 
 /// Adds the controller to `controllers`.
 pub fn register(controllers: &mut ControllerSet) {
-    controllers.register_fn(NAME, |context| run(context));
+    controllers.register_fn(NAME, run);
 }
 
 /// The creation delay: [`CREATION_DELAY_ENV`] when set and valid, else 30 s.
@@ -64,9 +64,11 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let nodes: Api<Node> = Api::all(context.client.clone());
     let node_images: Api<NodeImage> = Api::all(context.client.clone());
     Controller::new(nodes, watcher::Config::default())
-        .watches(node_images, watcher::Config::default(), |node_image: NodeImage| {
-            Some(ObjectRef::<Node>::new(&node_image.name_any()))
-        })
+        .watches(
+            node_images,
+            watcher::Config::default(),
+            |node_image: NodeImage| Some(ObjectRef::<Node>::new(&node_image.name_any())),
+        )
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(reconcile, on_error, shared)
         .for_each(|result| async move {
@@ -88,7 +90,9 @@ fn on_error(node: Arc<Node>, error: &ActionError, _context: Arc<Context>) -> Act
 async fn reconcile(node: Arc<Node>, context: Arc<Context>) -> Result<Action, ActionError> {
     let started = std::time::Instant::now();
     let result = sync(&node, &context).await;
-    context.metrics.observe_reconcile(started.elapsed(), result.is_ok());
+    context
+        .metrics
+        .observe_reconcile(started.elapsed(), result.is_ok());
     result
 }
 
@@ -139,22 +143,25 @@ async fn sync(node: &Node, context: &Context) -> Result<Action, ActionError> {
         .collect();
     let change = node_image::clean_spec(&existing, node.metadata.labels.as_ref(), &live, now);
     if change.labels.is_some() || change.images.is_some() {
-        let mut metadata = json!({"resourceVersion": existing.resource_version()});
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("resourceVersion".into(), json!(existing.resource_version()));
         if let Some(labels) = &change.labels {
-            metadata["labels"] = json!(labels);
+            metadata.insert("labels".into(), json!(labels));
         }
-        let mut patch = json!({"metadata": metadata});
+        let mut patch = serde_json::Map::new();
+        patch.insert("metadata".into(), serde_json::Value::Object(metadata));
         if let Some(images) = &change.images {
             // A merge patch merges maps: name the images that went away with null.
-            let mut value = json!({});
+            let mut value = serde_json::Map::new();
             for name in existing.spec.images.keys() {
-                value[name.as_str()] = serde_json::Value::Null;
+                value.insert(name.clone(), serde_json::Value::Null);
             }
             for (name, image) in images {
-                value[name.as_str()] = json!(image);
+                value.insert(name.clone(), json!(image));
             }
-            patch["spec"] = json!({"images": value});
+            patch.insert("spec".into(), json!({"images": value}));
         }
+        let patch = serde_json::Value::Object(patch);
         tracing::info!(node = %name, reasons = ?change.reasons, "cleaning the NodeImage spec");
         api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await

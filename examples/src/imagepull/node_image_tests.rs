@@ -1,3 +1,5 @@
+#![allow(clippy::needless_pass_by_value)] // table helpers take owned JSON values
+
 use serde_json::{Value, json};
 
 use super::*;
@@ -25,7 +27,10 @@ fn creation_waits_for_a_ready_node() {
     let node: Node = serde_json::from_value(json!({"metadata": {"name": "n0"},
         "status": {"conditions": [{"type": "Ready", "status": "False"}]}}))
     .unwrap();
-    assert_eq!(creation(&node, ts("2024-05-01T10:00:00Z"), DEFAULT_CREATION_DELAY), Creation::NotReady);
+    assert_eq!(
+        creation(&node, ts("2024-05-01T10:00:00Z"), DEFAULT_CREATION_DELAY),
+        Creation::NotReady
+    );
     assert_eq!(
         creation(&Node::default(), ts("2024-05-01T10:00:00Z"), Duration::ZERO),
         Creation::NotReady
@@ -38,7 +43,12 @@ fn spec_cleanup_table() {
     let jobs: LiveJobs = [(("ns".to_owned(), "job".to_owned()), "uid-1".to_owned())].into();
     let labels = BTreeMap::from([("zone".to_owned(), "a".to_owned())]);
     let keep = json!([{"tag": "v1", "createdAt": "2024-05-01T10:00:00Z", "ownerReferences": [owner("uid-1")]}]);
-    let unchanged = clean_spec(&node_image(keep.clone(), json!([])), Some(&labels), &jobs, now);
+    let unchanged = clean_spec(
+        &node_image(keep.clone(), json!([])),
+        Some(&labels),
+        &jobs,
+        now,
+    );
     assert_eq!(unchanged, SpecChange::default());
 
     let relabelled = clean_spec(
@@ -69,11 +79,23 @@ fn spec_cleanup_table() {
         .iter()
         .map(|tag| (tag.tag.as_str(), tag.owner_references.len()))
         .collect();
-    assert_eq!(kept, [("a", 1), ("e", 1)], "b: no createdAt; c: owner gone; d: TTL over; e: not a job");
+    assert_eq!(
+        kept,
+        [("a", 1), ("e", 1)],
+        "b: no createdAt; c: owner gone; d: TTL over; e: not a job"
+    );
     assert_eq!(change.requeue_after, Some(Duration::from_secs(300)));
 
-    let empty = clean_spec(&node_image(json!([{"tag": "b"}]), json!([])), None, &jobs, now);
-    assert!(empty.images.unwrap().is_empty(), "an image without tags goes");
+    let empty = clean_spec(
+        &node_image(json!([{"tag": "b"}]), json!([])),
+        None,
+        &jobs,
+        now,
+    );
+    assert!(
+        empty.images.unwrap().is_empty(),
+        "an image without tags goes"
+    );
 }
 
 #[test]
@@ -104,14 +126,28 @@ fn silent_and_overdue_pulls_fail() {
         [
             ("done", "Succeeded", ""),
             ("silent", "Failed", "node has not responded for a long time"),
-            ("slow", "Failed", "pulling exceeds the activeDeadlineSeconds"),
+            (
+                "slow",
+                "Failed",
+                "pulling exceeds the activeDeadlineSeconds"
+            ),
         ]
     );
     assert_eq!(
-        (status.desired, status.succeeded, status.failed, status.pulling, status.waiting),
+        (
+            status.desired,
+            status.succeeded,
+            status.failed,
+            status.pulling,
+            status.waiting
+        ),
         (4, 1, 2, 0, 1)
     );
-    assert_eq!(requeue, Some(Duration::from_secs(300)), "the new tag's response timeout");
+    assert_eq!(
+        requeue,
+        Some(Duration::from_secs(300)),
+        "the new tag's response timeout"
+    );
 
     let quiet = node_image(
         json!([{"tag": "done", "createdAt": "2024-05-01T09:00:00Z", "version": 1}]),

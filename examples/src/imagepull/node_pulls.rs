@@ -71,7 +71,10 @@ impl PullTask {
 /// The tags of `node_image` that need a pull, in image then tag order.
 #[must_use]
 pub fn pending(node_image: &NodeImage) -> Vec<PullTask> {
-    let statuses = node_image.status.as_ref().map(|status| &status.image_statuses);
+    let statuses = node_image
+        .status
+        .as_ref()
+        .map(|status| &status.image_statuses);
     let mut tasks = Vec::new();
     for (name, spec) in &node_image.spec.images {
         for tag in &spec.tags {
@@ -80,7 +83,10 @@ pub fn pending(node_image: &NodeImage) -> Vec<PullTask> {
                 .and_then(|status| status.tags.iter().find(|reported| reported.tag == tag.tag))
                 .is_some_and(|reported| {
                     reported.version == tag.version
-                        && matches!(reported.phase, ImagePullPhase::Succeeded | ImagePullPhase::Failed)
+                        && matches!(
+                            reported.phase,
+                            ImagePullPhase::Succeeded | ImagePullPhase::Failed
+                        )
                 });
             if done {
                 continue;
@@ -149,11 +155,22 @@ fn host_of(key: &str) -> &str {
 /// `username` and `password` or a base64 `auth` of `user:password`. Docker Hub images match the keys
 /// `docker.io`, `index.docker.io` and `https://index.docker.io/v1/`.
 #[must_use]
-pub fn credentials(data: &std::collections::BTreeMap<String, Vec<u8>>, name: &str) -> Option<Credentials> {
+pub fn credentials(
+    data: &std::collections::BTreeMap<String, Vec<u8>>,
+    name: &str,
+) -> Option<Credentials> {
     let wanted = registry(name);
-    let hub = |host: &str| matches!(host, "docker.io" | "index.docker.io" | "registry-1.docker.io");
+    let hub = |host: &str| {
+        matches!(
+            host,
+            "docker.io" | "index.docker.io" | "registry-1.docker.io"
+        )
+    };
     let entries: Value = if let Some(json) = data.get(".dockerconfigjson") {
-        serde_json::from_slice::<Value>(json).ok()?.get("auths")?.clone()
+        serde_json::from_slice::<Value>(json)
+            .ok()?
+            .get("auths")?
+            .clone()
     } else {
         serde_json::from_slice(data.get(".dockercfg")?).ok()?
     };
@@ -161,12 +178,20 @@ pub fn credentials(data: &std::collections::BTreeMap<String, Vec<u8>>, name: &st
         let host = host_of(key);
         host == wanted || (hub(host) && hub(wanted))
     })?;
-    let field = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+    let field = |key: &str| {
+        entry
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
     let (username, password) = (field("username"), field("password"));
     if !username.is_empty() {
         return Some(Credentials { username, password });
     }
-    let decoded = base64::engine::general_purpose::STANDARD.decode(field("auth")).ok()?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(field("auth"))
+        .ok()?;
     let text = String::from_utf8(decoded).ok()?;
     let (username, password) = text.split_once(':')?;
     Some(Credentials {
@@ -191,7 +216,11 @@ pub fn pulling(task: &PullTask, now: Time) -> ImageTagStatus {
 /// The status of a finished pull: `Succeeded` with the image ID and progress 100, or `Failed` with the
 /// last error.
 #[must_use]
-pub fn finished(started: &ImageTagStatus, outcome: Result<String, String>, now: Time) -> ImageTagStatus {
+pub fn finished(
+    started: &ImageTagStatus,
+    outcome: Result<String, String>,
+    now: Time,
+) -> ImageTagStatus {
     match outcome {
         Ok(image_id) => ImageTagStatus {
             phase: ImagePullPhase::Succeeded,
@@ -211,6 +240,7 @@ pub fn finished(started: &ImageTagStatus, outcome: Result<String, String>, now: 
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value, clippy::type_complexity)] // table helpers take owned JSON values
 mod tests {
     use std::collections::BTreeMap;
 
@@ -235,8 +265,14 @@ mod tests {
     fn pending_tags_are_those_without_a_final_status_of_their_version() {
         let all = pending(&node_image(json!({})));
         assert_eq!(all.len(), 2);
-        assert_eq!((all[0].timeout, all[0].attempts, all[0].if_not_present), (Duration::from_secs(5), 2, true));
-        assert_eq!((all[1].timeout, all[1].attempts, all[1].if_not_present), (DEFAULT_TIMEOUT, 4, false));
+        assert_eq!(
+            (all[0].timeout, all[0].attempts, all[0].if_not_present),
+            (Duration::from_secs(5), 2, true)
+        );
+        assert_eq!(
+            (all[1].timeout, all[1].attempts, all[1].if_not_present),
+            (DEFAULT_TIMEOUT, 4, false)
+        );
         assert_eq!(all[0].secrets[0].name, "regcred");
         let status = |phase: &str, version: i64| {
             json!({"imageStatuses": {"127.0.0.1:5000/app": {"tags": [
@@ -245,9 +281,16 @@ mod tests {
         };
         assert!(pending(&node_image(status("Succeeded", 2))).is_empty());
         assert!(pending(&node_image(status("Failed", 2))).is_empty());
-        let again: Vec<String> = pending(&node_image(status("Succeeded", 1))).iter().map(|t| t.tag.clone()).collect();
+        let again: Vec<String> = pending(&node_image(status("Succeeded", 1)))
+            .iter()
+            .map(|t| t.tag.clone())
+            .collect();
         assert_eq!(again, ["v2"], "a new version is a new round");
-        assert_eq!(pending(&node_image(status("Pulling", 2))).len(), 2, "an interrupted pull starts again");
+        assert_eq!(
+            pending(&node_image(status("Pulling", 2))).len(),
+            2,
+            "an interrupted pull starts again"
+        );
     }
 
     #[test]
@@ -259,18 +302,34 @@ mod tests {
 
     #[test]
     fn credentials_from_docker_config_secrets() {
-        let config = |value: Value| BTreeMap::from([(".dockerconfigjson".to_owned(), value.to_string().into_bytes())]);
-        let plain = config(json!({"auths": {"127.0.0.1:5001": {"username": "kruise", "password": "s3cret"}}}));
+        let config = |value: Value| {
+            BTreeMap::from([(
+                ".dockerconfigjson".to_owned(),
+                value.to_string().into_bytes(),
+            )])
+        };
+        let plain = config(
+            json!({"auths": {"127.0.0.1:5001": {"username": "kruise", "password": "s3cret"}}}),
+        );
         let found = credentials(&plain, "127.0.0.1:5001/private/busybox").unwrap();
-        assert_eq!((found.username.as_str(), found.password.as_str()), ("kruise", "s3cret"));
+        assert_eq!(
+            (found.username.as_str(), found.password.as_str()),
+            ("kruise", "s3cret")
+        );
         assert!(credentials(&plain, "127.0.0.1:5000/private/busybox").is_none());
-        assert!(!format!("{found:?}").contains("s3cret"), "passwords stay out of logs");
+        assert!(
+            !format!("{found:?}").contains("s3cret"),
+            "passwords stay out of logs"
+        );
 
         let encoded = config(json!({"auths": {"https://index.docker.io/v1/": {"auth": "dTpw"}}}));
         let hub = credentials(&encoded, "nginx").unwrap();
         assert_eq!((hub.username.as_str(), hub.password.as_str()), ("u", "p"));
 
-        let legacy = BTreeMap::from([(".dockercfg".to_owned(), br#"{"quay.io": {"auth": "dTpw"}}"#.to_vec())]);
+        let legacy = BTreeMap::from([(
+            ".dockercfg".to_owned(),
+            br#"{"quay.io": {"auth": "dTpw"}}"#.to_vec(),
+        )]);
         assert!(credentials(&legacy, "quay.io/org/app").is_some());
         assert!(credentials(&BTreeMap::new(), "quay.io/org/app").is_none());
         let garbage = BTreeMap::from([(".dockerconfigjson".to_owned(), b"{".to_vec())]);
@@ -282,10 +341,19 @@ mod tests {
         let task = &pending(&node_image(json!({})))[1];
         let now = Time("2024-05-01T10:00:00Z".parse().unwrap());
         let started = pulling(task, now.clone());
-        assert_eq!((started.phase.clone(), started.version), (ImagePullPhase::Pulling, 2));
+        assert_eq!(
+            (started.phase.clone(), started.version),
+            (ImagePullPhase::Pulling, 2)
+        );
         let ok = finished(&started, Ok("sha256:abc".into()), now.clone());
-        assert_eq!((ok.phase, ok.progress, ok.image_id.as_str()), (ImagePullPhase::Succeeded, 100, "sha256:abc"));
+        assert_eq!(
+            (ok.phase, ok.progress, ok.image_id.as_str()),
+            (ImagePullPhase::Succeeded, 100, "sha256:abc")
+        );
         let failed = finished(&started, Err("401 Unauthorized".into()), now);
-        assert_eq!((failed.phase, failed.message.as_str()), (ImagePullPhase::Failed, "401 Unauthorized"));
+        assert_eq!(
+            (failed.phase, failed.message.as_str()),
+            (ImagePullPhase::Failed, "401 Unauthorized")
+        );
     }
 }

@@ -122,8 +122,12 @@ pub fn decide(
     revisions: &Revisions<'_>,
     can_update_in_place: bool,
 ) -> Result<PreDownload, PreDownloadError> {
-    if revisions.update_labels.contains_key(keys::IMAGE_PRE_DOWNLOAD_CREATED_LABEL)
-        || revisions.update_labels.contains_key(keys::IMAGE_PRE_DOWNLOAD_IGNORED_LABEL)
+    if revisions
+        .update_labels
+        .contains_key(keys::IMAGE_PRE_DOWNLOAD_CREATED_LABEL)
+        || revisions
+            .update_labels
+            .contains_key(keys::IMAGE_PRE_DOWNLOAD_IGNORED_LABEL)
     {
         return Ok(PreDownload::Done);
     }
@@ -150,7 +154,10 @@ pub fn decide(
     let strategy = rolling.in_place_update_strategy.clone().unwrap_or_default();
     let min_ready = match (
         strategy.image_pre_download_min_updated_ready_pods,
-        annotation(cloneset, keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION),
+        annotation(
+            cloneset,
+            keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION,
+        ),
     ) {
         (Some(count), _) => i64::from(count),
         (None, Some(text)) => {
@@ -171,32 +178,48 @@ pub fn decide(
     if updated_ready < min_ready {
         return Ok(PreDownload::NotYet);
     }
-    let policy = rolling.pod_update_policy.clone().unwrap_or(CloneSetPodUpdatePolicy::ReCreate);
+    let policy = rolling
+        .pod_update_policy
+        .clone()
+        .unwrap_or(CloneSetPodUpdatePolicy::ReCreate);
     if policy == CloneSetPodUpdatePolicy::ReCreate {
         return Ok(PreDownload::Ignore("pods are recreated"));
     }
     if replicas <= MIN_REPLICAS_EXCLUSIVE {
         return Ok(PreDownload::Ignore("replicas <= 3"));
     }
-    let partition = partition_replicas(rolling.partition.as_ref(), Some(replicas)).map_err(error("partition"))?;
+    let partition = partition_replicas(rolling.partition.as_ref(), Some(replicas))
+        .map_err(error("partition"))?;
     let max_unavailable = rolling
         .max_unavailable
         .clone()
         .unwrap_or_else(|| IntOrString::String("20%".to_owned()));
-    let max_unavailable = legacy_scaled(&max_unavailable, i64::from(replicas), Rounding::Down).unwrap_or(0);
+    let max_unavailable =
+        legacy_scaled(&max_unavailable, i64::from(replicas), Rounding::Down).unwrap_or(0);
     if partition == 0 && max_unavailable >= i64::from(replicas) {
         return Ok(PreDownload::Ignore("every pod updates in one batch"));
     }
     if !can_update_in_place {
-        return Ok(PreDownload::Ignore("the revision cannot be updated in place"));
+        return Ok(PreDownload::Ignore(
+            "the revision cannot be updated in place",
+        ));
     }
     Ok(PreDownload::Create(jobs(cloneset, revisions, &strategy)))
 }
 
 /// The images that changed between the revisions, by container name.
 #[must_use]
-pub fn changed_images(current: &PodTemplateSpec, update: &PodTemplateSpec) -> BTreeMap<String, String> {
-    let containers = |template: &PodTemplateSpec| template.spec.as_ref().map(|spec| spec.containers.clone()).unwrap_or_default();
+pub fn changed_images(
+    current: &PodTemplateSpec,
+    update: &PodTemplateSpec,
+) -> BTreeMap<String, String> {
+    let containers = |template: &PodTemplateSpec| {
+        template
+            .spec
+            .as_ref()
+            .map(|spec| spec.containers.clone())
+            .unwrap_or_default()
+    };
     let old = containers(current);
     containers(update)
         .into_iter()
@@ -214,28 +237,53 @@ fn jobs(
     revisions: &Revisions<'_>,
     strategy: &kruise_api::inplace::InPlaceUpdateStrategy,
 ) -> Vec<ImagePullJob> {
-    let parallelism = strategy.image_pre_download_parallelism.clone().unwrap_or_else(|| {
-        IntOrString::Int(
-            annotation(cloneset, keys::IMAGE_PRE_DOWNLOAD_PARALLELISM_ANNOTATION)
-                .and_then(|text| text.parse().ok())
-                .unwrap_or(1),
-        )
-    });
-    let timeout = strategy.image_pre_download_timeout_seconds.unwrap_or_else(|| {
-        annotation(cloneset, keys::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION)
+    let parallelism = strategy
+        .image_pre_download_parallelism
+        .clone()
+        .unwrap_or_else(|| {
+            IntOrString::Int(
+                annotation(cloneset, keys::IMAGE_PRE_DOWNLOAD_PARALLELISM_ANNOTATION)
+                    .and_then(|text| text.parse().ok())
+                    .unwrap_or(1),
+            )
+        });
+    let timeout = strategy
+        .image_pre_download_timeout_seconds
+        .unwrap_or_else(|| {
+            annotation(
+                cloneset,
+                keys::IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS_ANNOTATION,
+            )
             .and_then(|text| text.parse().ok())
             .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
-    });
+        });
     let template = &cloneset.spec.template;
-    let mut labels = template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
-    labels.insert(REVISION_HASH_LABEL.to_owned(), revisions.update_hash.to_owned());
-    let annotations = template.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default();
+    let mut labels = template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    labels.insert(
+        REVISION_HASH_LABEL.to_owned(),
+        revisions.update_hash.to_owned(),
+    );
+    let annotations = template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.annotations.clone())
+        .unwrap_or_default();
     let mut selector = cloneset.spec.selector.clone();
-    selector.match_expressions.get_or_insert_with(Vec::new).push(LabelSelectorRequirement {
-        key: REVISION_HASH_LABEL.to_owned(),
-        operator: "NotIn".to_owned(),
-        values: Some(vec![revisions.update_name.to_owned(), revisions.update_hash.to_owned()]),
-    });
+    selector
+        .match_expressions
+        .get_or_insert_with(Vec::new)
+        .push(LabelSelectorRequirement {
+            key: REVISION_HASH_LABEL.to_owned(),
+            operator: "NotIn".to_owned(),
+            values: Some(vec![
+                revisions.update_name.to_owned(),
+                revisions.update_hash.to_owned(),
+            ]),
+        });
     let pull_secrets: Vec<String> = template
         .spec
         .as_ref()
@@ -292,6 +340,7 @@ fn jobs(
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value, clippy::type_complexity)] // table helpers take owned JSON values
 mod tests {
     use serde_json::{Value, json};
 
@@ -318,7 +367,8 @@ mod tests {
     }
 
     fn run(cs: &CloneSet, labels: &BTreeMap<String, String>, can: bool) -> PreDownload {
-        let current: PodTemplateSpec = serde_json::from_value(template("app:v1", "side:v1")).unwrap();
+        let current: PodTemplateSpec =
+            serde_json::from_value(template("app:v1", "side:v1")).unwrap();
         let revisions = Revisions {
             current: &current,
             update: &cs.spec.template,
@@ -332,29 +382,101 @@ mod tests {
     #[test]
     fn decisions_table() {
         let none = BTreeMap::new();
-        let created = BTreeMap::from([(keys::IMAGE_PRE_DOWNLOAD_CREATED_LABEL.to_owned(), "true".to_owned())]);
-        let ignored = BTreeMap::from([(keys::IMAGE_PRE_DOWNLOAD_IGNORED_LABEL.to_owned(), "true".to_owned())]);
+        let created = BTreeMap::from([(
+            keys::IMAGE_PRE_DOWNLOAD_CREATED_LABEL.to_owned(),
+            "true".to_owned(),
+        )]);
+        let ignored = BTreeMap::from([(
+            keys::IMAGE_PRE_DOWNLOAD_IGNORED_LABEL.to_owned(),
+            "true".to_owned(),
+        )]);
         let plain = cloneset(10, in_place(), json!({}), json!({}));
         let cases: Vec<(&str, CloneSet, &BTreeMap<String, String>, bool, &str)> = vec![
             ("created before", plain.clone(), &created, true, "done"),
             ("ignored before", plain.clone(), &ignored, true, "done"),
-            ("recreate", cloneset(10, json!({}), json!({}), json!({})), &none, true, "ignore"),
-            ("3 replicas", cloneset(3, in_place(), json!({}), json!({})), &none, true, "ignore"),
-            ("4 replicas", cloneset(4, in_place(), json!({}), json!({})), &none, true, "create"),
-            ("one batch", cloneset(10, json!({"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "100%"}),
-                json!({}), json!({})), &none, true, "ignore"),
-            ("one batch but partitioned", cloneset(10, json!({"podUpdatePolicy": "InPlaceIfPossible",
-                "maxUnavailable": "100%", "partition": 2}), json!({}), json!({})), &none, true, "create"),
+            (
+                "recreate",
+                cloneset(10, json!({}), json!({}), json!({})),
+                &none,
+                true,
+                "ignore",
+            ),
+            (
+                "3 replicas",
+                cloneset(3, in_place(), json!({}), json!({})),
+                &none,
+                true,
+                "ignore",
+            ),
+            (
+                "4 replicas",
+                cloneset(4, in_place(), json!({}), json!({})),
+                &none,
+                true,
+                "create",
+            ),
+            (
+                "one batch",
+                cloneset(
+                    10,
+                    json!({"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "100%"}),
+                    json!({}),
+                    json!({}),
+                ),
+                &none,
+                true,
+                "ignore",
+            ),
+            (
+                "one batch but partitioned",
+                cloneset(
+                    10,
+                    json!({"podUpdatePolicy": "InPlaceIfPossible",
+                "maxUnavailable": "100%", "partition": 2}),
+                    json!({}),
+                    json!({}),
+                ),
+                &none,
+                true,
+                "create",
+            ),
             ("not in place", plain.clone(), &none, false, "ignore"),
-            ("min ready not reached", cloneset(10, in_place(),
-                json!({keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION: "20%"}),
-                json!({"updateRevision": "web-abc", "updatedReadyReplicas": 1})), &none, true, "not yet"),
-            ("min ready reached", cloneset(10, in_place(),
-                json!({keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION: "20%"}),
-                json!({"updateRevision": "web-abc", "updatedReadyReplicas": 2})), &none, true, "create"),
-            ("ready pods of another revision do not count", cloneset(10, in_place(),
-                json!({keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION: "2"}),
-                json!({"updateRevision": "web-old", "updatedReadyReplicas": 5})), &none, true, "not yet"),
+            (
+                "min ready not reached",
+                cloneset(
+                    10,
+                    in_place(),
+                    json!({keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION: "20%"}),
+                    json!({"updateRevision": "web-abc", "updatedReadyReplicas": 1}),
+                ),
+                &none,
+                true,
+                "not yet",
+            ),
+            (
+                "min ready reached",
+                cloneset(
+                    10,
+                    in_place(),
+                    json!({keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION: "20%"}),
+                    json!({"updateRevision": "web-abc", "updatedReadyReplicas": 2}),
+                ),
+                &none,
+                true,
+                "create",
+            ),
+            (
+                "ready pods of another revision do not count",
+                cloneset(
+                    10,
+                    in_place(),
+                    json!({keys::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS_ANNOTATION: "2"}),
+                    json!({"updateRevision": "web-old", "updatedReadyReplicas": 5}),
+                ),
+                &none,
+                true,
+                "not yet",
+            ),
         ];
         for (what, cs, labels, can, expected) in cases {
             let got = match run(&cs, labels, can) {
@@ -384,17 +506,35 @@ mod tests {
         assert_eq!(job.spec.image, "app:v2");
         let template = &job.spec.template;
         assert_eq!(template.parallelism, Some(IntOrString::Int(3)));
-        assert_eq!(template.pull_policy.as_ref().unwrap().timeout_seconds, Some(90));
-        assert_eq!(template.pull_policy.as_ref().unwrap().backoff_limit, Some(1));
+        assert_eq!(
+            template.pull_policy.as_ref().unwrap().timeout_seconds,
+            Some(90)
+        );
+        assert_eq!(
+            template.pull_policy.as_ref().unwrap().backoff_limit,
+            Some(1)
+        );
         assert_eq!(template.pull_secrets, ["regcred"]);
-        assert_eq!(template.completion_policy.ttl_seconds_after_finished, Some(600));
+        assert_eq!(
+            template.completion_policy.ttl_seconds_after_finished,
+            Some(600)
+        );
         let selector = &template.pod_selector.as_ref().unwrap().label_selector;
         let expression = &selector.match_expressions.as_ref().unwrap()[0];
         assert_eq!(expression.values.as_deref().unwrap(), ["web-abc", "abc"]);
-        assert_eq!(job.metadata.labels.as_ref().unwrap()[REVISION_HASH_LABEL], "abc");
+        assert_eq!(
+            job.metadata.labels.as_ref().unwrap()[REVISION_HASH_LABEL],
+            "abc"
+        );
         let owner = &job.metadata.owner_references.as_ref().unwrap()[0];
-        assert_eq!((owner.kind.as_str(), owner.controller), ("CloneSet", Some(true)));
-        assert_eq!(template.sandbox_config.as_ref().unwrap().annotations["note"], "x");
+        assert_eq!(
+            (owner.kind.as_str(), owner.controller),
+            ("CloneSet", Some(true))
+        );
+        assert_eq!(
+            template.sandbox_config.as_ref().unwrap().annotations["note"],
+            "x"
+        );
     }
 
     #[test]
@@ -409,6 +549,15 @@ mod tests {
             panic!("no jobs");
         };
         assert_eq!(jobs[0].spec.template.parallelism, Some(IntOrString::Int(5)));
-        assert_eq!(jobs[0].spec.template.pull_policy.as_ref().unwrap().timeout_seconds, Some(DEFAULT_TIMEOUT_SECONDS));
+        assert_eq!(
+            jobs[0]
+                .spec
+                .template
+                .pull_policy
+                .as_ref()
+                .unwrap()
+                .timeout_seconds,
+            Some(DEFAULT_TIMEOUT_SECONDS)
+        );
     }
 }

@@ -61,11 +61,7 @@ pub fn normalize(image: &str) -> Result<NameTag, InvalidImage> {
             .to_owned(),
         Some(domain) => format!("{domain}/{}", parsed.path),
     };
-    let tag = parsed
-        .digest
-        .or(parsed.tag)
-        .unwrap_or("latest")
-        .to_owned();
+    let tag = parsed.digest.or(parsed.tag).unwrap_or("latest").to_owned();
     Ok(NameTag { name, tag })
 }
 
@@ -89,12 +85,20 @@ mod tests {
             ("busybox", "busybox", "latest"),
             ("library/busybox:1.35", "busybox", "1.35"),
             ("docker.io/team/app:v1", "team/app", "v1"),
-            ("localhost/kruise-test/busybox:1.35", "localhost/kruise-test/busybox", "1.35"),
+            (
+                "localhost/kruise-test/busybox:1.35",
+                "localhost/kruise-test/busybox",
+                "1.35",
+            ),
             ("quay.io/a/b", "quay.io/a/b", "latest"),
         ];
         for (image, name, tag) in cases {
             let got = normalize(image).unwrap();
-            assert_eq!((got.name.as_str(), got.tag.as_str()), (name, tag), "{image}");
+            assert_eq!(
+                (got.name.as_str(), got.tag.as_str()),
+                (name, tag),
+                "{image}"
+            );
         }
         let pinned = normalize(&format!("nginx:1.25@{digest}")).unwrap();
         assert_eq!(pinned.tag, digest);

@@ -33,7 +33,7 @@ struct Context {
 
 /// Adds the controller to `controllers`.
 pub fn register(controllers: &mut ControllerSet) {
-    controllers.register_fn(NAME, |context| run(context));
+    controllers.register_fn(NAME, run);
 }
 
 /// Runs the controller until the context's shutdown.
@@ -71,7 +71,9 @@ fn on_error(pod: Arc<Pod>, error: &ActionError, _context: Arc<Context>) -> Actio
 async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, ActionError> {
     let started = std::time::Instant::now();
     let result = sync(&pod, &context).await;
-    context.metrics.observe_reconcile(started.elapsed(), result.is_ok());
+    context
+        .metrics
+        .observe_reconcile(started.elapsed(), result.is_ok());
     result
 }
 
@@ -109,25 +111,38 @@ async fn sync(pod: &Pod, context: &Context) -> Result<Action, ActionError> {
             .map(|(name, image)| json!({"name": name, "image": image}))
             .collect();
         let patch = json!({"metadata": {"resourceVersion": pod.resource_version()}, "spec": {"containers": containers}});
-        pods.patch(&pod.name_any(), &PatchParams::default(), &Patch::Strategic(&patch))
-            .await
-            .map_err(failed)?;
+        pods.patch(
+            &pod.name_any(),
+            &PatchParams::default(),
+            &Patch::Strategic(&patch),
+        )
+        .await
+        .map_err(failed)?;
         tracing::info!(pod = %key(pod), swaps = ?plan.swap_images, "swapped sidecar images to end them");
     }
     if let Some(terminal) = plan.terminate {
-        let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now());
+        let now = Timestamp::from_second(Timestamp::now().as_second())
+            .unwrap_or_else(|_| Timestamp::now());
         let patch = json!({"metadata": {"resourceVersion": pod.resource_version()}, "status": {
             "phase": terminal.phase(),
             "conditions": [{"type": SIDECAR_TERMINATED_CONDITION, "status": "True",
                 "lastTransitionTime": now.to_string(), "message": "Terminated by Sidecar Terminator"}],
         }});
         match pods
-            .patch_status(&pod.name_any(), &PatchParams::default(), &Patch::Strategic(&patch))
+            .patch_status(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(&patch),
+            )
             .await
         {
-            Ok(_) => tracing::info!(pod = %key(pod), phase = terminal.phase(), "main containers done: ended the pod"),
+            Ok(_) => {
+                tracing::info!(pod = %key(pod), phase = terminal.phase(), "main containers done: ended the pod");
+            }
             // A newer pod (the image patch above, or kubelet): decide again from it.
-            Err(kube::Error::Api(status)) if status.code == 409 => return Ok(Action::requeue(Duration::from_millis(100))),
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                return Ok(Action::requeue(Duration::from_millis(100)));
+            }
             Err(error) => return Err(failed(error)),
         }
     }
@@ -150,7 +165,9 @@ async fn sync(pod: &Pod, context: &Context) -> Result<Action, ActionError> {
         source: kube::Error::SerdeError(error),
     })?;
     match crrs.create(&PostParams::default(), &crr).await {
-        Ok(_) => tracing::info!(pod = %key(pod), sidecars = ?plan.kill, request = %name, "asked kruise-daemon to stop the sidecars"),
+        Ok(_) => {
+            tracing::info!(pod = %key(pod), sidecars = ?plan.kill, request = %name, "asked kruise-daemon to stop the sidecars");
+        }
         Err(kube::Error::Api(status)) if status.code == 409 => {}
         Err(error) => return Err(ActionError::from_kube(name, error)),
     }

@@ -93,7 +93,8 @@ fn env<'a>(container: &'a Container, name: &str) -> Option<&'a str> {
 }
 
 fn kills(container: &Container) -> bool {
-    env(container, TERMINATE_SIDECAR_WHEN_JOB_EXIT_ENV).is_some_and(|value| value.eq_ignore_ascii_case("true"))
+    env(container, TERMINATE_SIDECAR_WHEN_JOB_EXIT_ENV)
+        .is_some_and(|value| value.eq_ignore_ascii_case("true"))
 }
 
 fn swap_image(container: &Container) -> Option<&str> {
@@ -114,7 +115,9 @@ fn statuses(pod: &Pod) -> &[ContainerStatus] {
 }
 
 fn containers(pod: &Pod) -> &[Container] {
-    pod.spec.as_ref().map_or(&[][..], |spec| &spec.containers[..])
+    pod.spec
+        .as_ref()
+        .map_or(&[][..], |spec| &spec.containers[..])
 }
 
 fn exit_code(status: &ContainerStatus) -> Option<i32> {
@@ -150,7 +153,8 @@ pub fn decide(pod: &Pod, on_virtual_kubelet: bool) -> Option<Plan> {
         .as_ref()
         .and_then(|spec| spec.restart_policy.as_deref())
         .unwrap_or("Always");
-    if pod.metadata.deletion_timestamp.is_some() || phase == "Pending" || restart_policy == "Always" {
+    if pod.metadata.deletion_timestamp.is_some() || phase == "Pending" || restart_policy == "Always"
+    {
         return None;
     }
     let sidecars: BTreeSet<&str> = containers(pod)
@@ -189,7 +193,8 @@ pub fn decide(pod: &Pod, on_virtual_kubelet: bool) -> Option<Plan> {
         } else if let Some(image) = swap_image(container)
             && container.image.as_deref() != Some(image)
         {
-            plan.swap_images.push((container.name.clone(), image.to_owned()));
+            plan.swap_images
+                .push((container.name.clone(), image.to_owned()));
         }
     }
     plan.kill.sort();
@@ -204,6 +209,7 @@ pub fn decide(pod: &Pod, on_virtual_kubelet: bool) -> Option<Plan> {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value, clippy::type_complexity)] // table helpers take owned JSON values
 mod tests {
     use serde_json::{Value, json};
 
@@ -240,26 +246,85 @@ mod tests {
             ..Plan::default()
         };
         let cases: Vec<(&str, Pod, bool, Option<Plan>)> = vec![
-            ("Never, main exited 0", pod("Never", "Running", exited(0), run.clone(), kill_env()), false,
-                Some(killing(Some(Terminal::Succeeded)))),
-            ("Never, main exited 1", pod("Never", "Running", exited(1), run.clone(), kill_env()), false,
-                Some(killing(Some(Terminal::Failed)))),
-            ("OnFailure, main exited 1: kubelet restarts it", pod("OnFailure", "Running", exited(1), run.clone(), kill_env()),
-                false, None),
-            ("OnFailure, main exited 0", pod("OnFailure", "Running", exited(0), run.clone(), kill_env()), false,
-                Some(killing(Some(Terminal::Succeeded)))),
-            ("main still running", pod("Never", "Running", run.clone(), run.clone(), kill_env()), false, None),
-            ("Always never ends", pod("Always", "Running", exited(0), run.clone(), kill_env()), false, None),
-            ("no sidecar", pod("Never", "Running", exited(0), run.clone(), json!([])), false, None),
-            ("sidecar done", pod("Never", "Succeeded", exited(0), exited(137), kill_env()), false, None),
-            ("already terminal: only the kill is left", pod("Never", "Succeeded", exited(0), run.clone(), kill_env()),
-                false, Some(killing(None))),
-            ("virtual kubelet cannot kill", pod("Never", "Running", exited(0), run.clone(), kill_env()), true,
-                Some(Plan { terminate: Some(Terminal::Succeeded), ..Plan::default() })),
-            ("image swap", pod("Never", "Running", exited(0), run.clone(), swap), false,
-                Some(Plan { terminate: Some(Terminal::Succeeded), swap_images: vec![("proxy".into(), "pause:1".into())],
-                    ..Plan::default() })),
-            ("pending", pod("Never", "Pending", exited(0), run, kill_env()), false, None),
+            (
+                "Never, main exited 0",
+                pod("Never", "Running", exited(0), run.clone(), kill_env()),
+                false,
+                Some(killing(Some(Terminal::Succeeded))),
+            ),
+            (
+                "Never, main exited 1",
+                pod("Never", "Running", exited(1), run.clone(), kill_env()),
+                false,
+                Some(killing(Some(Terminal::Failed))),
+            ),
+            (
+                "OnFailure, main exited 1: kubelet restarts it",
+                pod("OnFailure", "Running", exited(1), run.clone(), kill_env()),
+                false,
+                None,
+            ),
+            (
+                "OnFailure, main exited 0",
+                pod("OnFailure", "Running", exited(0), run.clone(), kill_env()),
+                false,
+                Some(killing(Some(Terminal::Succeeded))),
+            ),
+            (
+                "main still running",
+                pod("Never", "Running", run.clone(), run.clone(), kill_env()),
+                false,
+                None,
+            ),
+            (
+                "Always never ends",
+                pod("Always", "Running", exited(0), run.clone(), kill_env()),
+                false,
+                None,
+            ),
+            (
+                "no sidecar",
+                pod("Never", "Running", exited(0), run.clone(), json!([])),
+                false,
+                None,
+            ),
+            (
+                "sidecar done",
+                pod("Never", "Succeeded", exited(0), exited(137), kill_env()),
+                false,
+                None,
+            ),
+            (
+                "already terminal: only the kill is left",
+                pod("Never", "Succeeded", exited(0), run.clone(), kill_env()),
+                false,
+                Some(killing(None)),
+            ),
+            (
+                "virtual kubelet cannot kill",
+                pod("Never", "Running", exited(0), run.clone(), kill_env()),
+                true,
+                Some(Plan {
+                    terminate: Some(Terminal::Succeeded),
+                    ..Plan::default()
+                }),
+            ),
+            (
+                "image swap",
+                pod("Never", "Running", exited(0), run.clone(), swap),
+                false,
+                Some(Plan {
+                    terminate: Some(Terminal::Succeeded),
+                    swap_images: vec![("proxy".into(), "pause:1".into())],
+                    ..Plan::default()
+                }),
+            ),
+            (
+                "pending",
+                pod("Never", "Pending", exited(0), run, kill_env()),
+                false,
+                None,
+            ),
         ];
         for (what, pod, vk, expected) in cases {
             assert_eq!(decide(&pod, vk), expected, "{what}");
@@ -268,16 +333,42 @@ mod tests {
 
     #[test]
     fn incomplete_statuses_and_swapped_images() {
-        let mut partial = pod("Never", "Running", exited(0), json!({"running": {}}), kill_env());
-        partial.status.as_mut().unwrap().container_statuses.as_mut().unwrap().pop();
-        assert_eq!(decide(&partial, false), None, "every container must be reported");
+        let mut partial = pod(
+            "Never",
+            "Running",
+            exited(0),
+            json!({"running": {}}),
+            kill_env(),
+        );
+        partial
+            .status
+            .as_mut()
+            .unwrap()
+            .container_statuses
+            .as_mut()
+            .unwrap()
+            .pop();
+        assert_eq!(
+            decide(&partial, false),
+            None,
+            "every container must be reported"
+        );
         let swapped: Pod = {
-            let mut pod = pod("Never", "Succeeded", exited(0), json!({"running": {}}),
-                json!([{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE", "value": "envoy"}]));
+            let mut pod = pod(
+                "Never",
+                "Succeeded",
+                exited(0),
+                json!({"running": {}}),
+                json!([{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE", "value": "envoy"}]),
+            );
             pod.metadata.uid = Some("u-2".into());
             pod
         };
-        assert_eq!(decide(&swapped, false), Some(Plan::default()), "image already swapped: nothing to write");
+        assert_eq!(
+            decide(&swapped, false),
+            Some(Plan::default()),
+            "image already swapped: nothing to write"
+        );
         assert_eq!(Terminal::Failed.phase(), "Failed");
     }
 }

@@ -150,7 +150,9 @@ impl CriNode {
                     tracing::info!(pod = %key, "sandbox removed; pod deleted");
                     Ok(None)
                 }
-                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(None),
+                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {
+                    Ok(None)
+                }
                 Err(source) => Err(CriNodeError::Kube { pod: key, source }),
             };
         }
@@ -191,7 +193,11 @@ impl CriNode {
             return Ok(Some(RELIST));
         }
         self.write_status(pod, api, decision.status, &key).await?;
-        Ok(Some(decision.recheck_after.map_or(RELIST, |after| after.min(RELIST))))
+        Ok(Some(
+            decision
+                .recheck_after
+                .map_or(RELIST, |after| after.min(RELIST)),
+        ))
     }
 
     async fn write_status(

@@ -198,7 +198,6 @@ pub fn set_ready_conditions(pod: &Pod, status: &mut PodStatus, started: bool, no
         now,
         true,
     );
-
 }
 
 /// The earliest future deadline seen while deciding.

@@ -134,9 +134,10 @@ pub fn decide(pod: &Pod, view: &PodView, host_ip: &str, now: Timestamp) -> Decis
                         .saturating_add(backoff(latest.restart_count))
                         .unwrap_or(Timestamp::MAX);
                     if due <= now {
-                        decision
-                            .start
-                            .push((container.name.clone(), latest.restart_count.saturating_add(1)));
+                        decision.start.push((
+                            container.name.clone(),
+                            latest.restart_count.saturating_add(1),
+                        ));
                     } else {
                         let wait = now.duration_until(due).unsigned_abs();
                         decision.recheck_after =
@@ -225,7 +226,14 @@ mod tests {
         .unwrap()
     }
 
-    fn container(name: &str, id: &str, state: RuntimeState, restarts: i32, created: i64, exit: i32) -> ContainerView {
+    fn container(
+        name: &str,
+        id: &str,
+        state: RuntimeState,
+        restarts: i32,
+        created: i64,
+        exit: i32,
+    ) -> ContainerView {
         ContainerView {
             name: name.into(),
             id: id.into(),
@@ -233,7 +241,11 @@ mod tests {
             restart_count: restarts,
             created_at_ns: created,
             started_at_ns: created,
-            finished_at_ns: if state == RuntimeState::Exited { created + SECOND } else { 0 },
+            finished_at_ns: if state == RuntimeState::Exited {
+                created + SECOND
+            } else {
+                0
+            },
             exit_code: exit,
             image_ref: "sha256:img".into(),
             ..ContainerView::default()
@@ -252,7 +264,14 @@ mod tests {
     }
 
     fn condition(status: &PodStatus, kind: &str) -> String {
-        status.conditions.iter().flatten().find(|c| c.type_ == kind).unwrap().status.clone()
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == kind)
+            .unwrap()
+            .status
+            .clone()
     }
 
     #[test]
@@ -310,10 +329,24 @@ mod tests {
         let decision = decide(&pod("Always"), &exited(137), "ip", at(2));
         assert_eq!(decision.start, [("main".to_owned(), 2)]);
         let main = &decision.status.container_statuses.as_ref().unwrap()[0];
-        assert_eq!(main.last_state.as_ref().unwrap().terminated.as_ref().unwrap().exit_code, 137);
+        assert_eq!(
+            main.last_state
+                .as_ref()
+                .unwrap()
+                .terminated
+                .as_ref()
+                .unwrap()
+                .exit_code,
+            137
+        );
         assert!(!main.ready);
         assert_eq!(decide(&pod("OnFailure"), &exited(0), "ip", at(9)).start, []);
-        assert_eq!(decide(&pod("OnFailure"), &exited(1), "ip", at(9)).start.len(), 1);
+        assert_eq!(
+            decide(&pod("OnFailure"), &exited(1), "ip", at(9))
+                .start
+                .len(),
+            1
+        );
         assert_eq!(decide(&pod("Never"), &exited(1), "ip", at(9)).start, []);
     }
 
@@ -325,7 +358,12 @@ mod tests {
                 container("side", "s1", RuntimeState::Exited, 0, T0, side_exit),
             ])
         };
-        let phase = |policy, view: &PodView| decide(&pod(policy), view, "ip", at(9)).status.phase.unwrap();
+        let phase = |policy, view: &PodView| {
+            decide(&pod(policy), view, "ip", at(9))
+                .status
+                .phase
+                .unwrap()
+        };
         assert_eq!(phase("Never", &done(0, 0)), "Succeeded");
         assert_eq!(phase("Never", &done(0, 137)), "Failed");
         assert_eq!(phase("OnFailure", &done(0, 0)), "Succeeded");
@@ -333,7 +371,10 @@ mod tests {
         assert_eq!(phase("Always", &done(0, 0)), "Running");
         assert_eq!(phase("Never", &view(vec![])), "Pending");
         let first = decide(&pod("Never"), &view(vec![]), "ip", at(0));
-        assert_eq!(first.start, [("main".to_owned(), 0), ("side".to_owned(), 0)]);
+        assert_eq!(
+            first.start,
+            [("main".to_owned(), 0), ("side".to_owned(), 0)]
+        );
     }
 
     #[test]

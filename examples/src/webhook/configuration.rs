@@ -155,26 +155,29 @@ pub fn mutating_webhook_configuration(
             )])),
             ..ObjectMeta::default()
         },
-        webhooks: Some(vec![MutatingWebhook {
-            name: POD_WEBHOOK_NAME.to_owned(),
-            admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
-            client_config,
-            failure_policy: Some(options.failure_policy.as_str().to_owned()),
-            match_policy: Some("Equivalent".to_owned()),
-            namespace_selector,
-            object_selector: Some(LabelSelector::default()),
-            reinvocation_policy: Some("Never".to_owned()),
-            rules: Some(vec![RuleWithOperations {
-                api_groups: Some(vec![String::new()]),
-                api_versions: Some(vec!["v1".to_owned()]),
-                operations: Some(vec!["CREATE".to_owned()]),
-                resources: Some(vec!["pods".to_owned()]),
-                scope: Some("Namespaced".to_owned()),
-            }]),
-            side_effects: "None".to_owned(),
-            timeout_seconds: Some(options.timeout_seconds),
-            match_conditions: None,
-        }, crr_webhook]),
+        webhooks: Some(vec![
+            MutatingWebhook {
+                name: POD_WEBHOOK_NAME.to_owned(),
+                admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
+                client_config,
+                failure_policy: Some(options.failure_policy.as_str().to_owned()),
+                match_policy: Some("Equivalent".to_owned()),
+                namespace_selector,
+                object_selector: Some(LabelSelector::default()),
+                reinvocation_policy: Some("Never".to_owned()),
+                rules: Some(vec![RuleWithOperations {
+                    api_groups: Some(vec![String::new()]),
+                    api_versions: Some(vec!["v1".to_owned()]),
+                    operations: Some(vec!["CREATE".to_owned()]),
+                    resources: Some(vec!["pods".to_owned()]),
+                    scope: Some("Namespaced".to_owned()),
+                }]),
+                side_effects: "None".to_owned(),
+                timeout_seconds: Some(options.timeout_seconds),
+                match_conditions: None,
+            },
+            crr_webhook,
+        ]),
     }
 }
 
@@ -383,7 +386,10 @@ mod tests {
             webhook["clientConfig"]["url"],
             "https://127.0.0.1:9443/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"
         );
-        assert_eq!(webhook["rules"][0]["resources"], serde_json::json!(["containerrecreaterequests"]));
+        assert_eq!(
+            webhook["rules"][0]["resources"],
+            serde_json::json!(["containerrecreaterequests"])
+        );
         assert_eq!(sibling_url("https://h", "/p"), "https://h/p");
         let service = mutating_webhook_configuration(&WebhookOptions::default(), b"CA");
         let crr = &service.webhooks.unwrap()[1];

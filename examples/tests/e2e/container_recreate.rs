@@ -37,10 +37,16 @@ pub async fn daemon_recreates_containers(cluster: &Cluster) -> Result<()> {
 }
 
 async fn scenarios(client: &Client) -> Result<()> {
-    restarts_exactly_the_named_container(client).await.context("restart one container")?;
+    restarts_exactly_the_named_container(client)
+        .await
+        .context("restart one container")?;
     ordered_recreate(client).await.context("orderedRecreate")?;
-    failure_policy_fail(client).await.context("failurePolicy Fail")?;
-    unready_grace(client).await.context("unreadyGracePeriodSeconds")?;
+    failure_policy_fail(client)
+        .await
+        .context("failurePolicy Fail")?;
+    unready_grace(client)
+        .await
+        .context("unreadyGracePeriodSeconds")?;
     Ok(())
 }
 
@@ -58,7 +64,10 @@ async fn running_pod(client: &Client, name: &str, containers: Value, extra: Valu
     pods.create(&PostParams::default(), &pod).await?;
     wait_for(&format!("pod {name} Running and Ready"), WAIT, || async {
         let pod = pods.get(name).await?;
-        Ok((kruise_api::pod::phase(&pod) == "Running" && kruise_api::pod::is_ready(&pod)).then_some(pod))
+        Ok(
+            (kruise_api::pod::phase(&pod) == "Running" && kruise_api::pod::is_ready(&pod))
+                .then_some(pod),
+        )
     })
     .await
 }
@@ -76,25 +85,33 @@ fn id(pod: &Pod, name: &str) -> Result<String> {
 }
 
 /// Creates the request once the webhook acts on it; returns it and when it was created.
-async fn create_crr(client: &Client, name: &str, spec: Value) -> Result<(ContainerRecreateRequest, Instant)> {
+async fn create_crr(
+    client: &Client,
+    name: &str,
+    spec: Value,
+) -> Result<(ContainerRecreateRequest, Instant)> {
     let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
     let crr: ContainerRecreateRequest = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
         "metadata": {"name": name}, "spec": spec,
     }))?;
     // The API server picks a new webhook configuration up asynchronously: dry-run until the webhook acts.
-    wait_for("the ContainerRecreateRequest webhook", Duration::from_secs(30), || async {
-        let params = PostParams {
-            dry_run: true,
-            ..PostParams::default()
-        };
-        let created = api.create(&params, &crr).await?;
-        Ok(created
-            .metadata
-            .labels
-            .is_some_and(|labels| labels.contains_key("crr.apps.kruise.io/node-name"))
-            .then_some(()))
-    })
+    wait_for(
+        "the ContainerRecreateRequest webhook",
+        Duration::from_secs(30),
+        || async {
+            let params = PostParams {
+                dry_run: true,
+                ..PostParams::default()
+            };
+            let created = api.create(&params, &crr).await?;
+            Ok(created
+                .metadata
+                .labels
+                .is_some_and(|labels| labels.contains_key("crr.apps.kruise.io/node-name"))
+                .then_some(()))
+        },
+    )
     .await?;
     let created = Instant::now();
     Ok((api.create(&PostParams::default(), &crr).await?, created))
@@ -111,10 +128,18 @@ async fn completed(
     loop {
         let crr = api.get(name).await?;
         observe(&crr)?;
-        if crr.status.as_ref().is_some_and(|status| status.phase == Phase::Completed) {
+        if crr
+            .status
+            .as_ref()
+            .is_some_and(|status| status.phase == Phase::Completed)
+        {
             return Ok(crr);
         }
-        ensure!(Instant::now() < deadline, "request {name} not Completed after {WAIT:?}: {:?}", crr.status);
+        ensure!(
+            Instant::now() < deadline,
+            "request {name} not Completed after {WAIT:?}: {:?}",
+            crr.status
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -123,42 +148,99 @@ fn states(crr: &ContainerRecreateRequest) -> Vec<(String, String, bool)> {
     crr.status
         .iter()
         .flat_map(|status| status.container_recreate_states.iter())
-        .map(|state| (state.name.clone(), state.phase.as_str().to_owned(), state.is_killed))
+        .map(|state| {
+            (
+                state.name.clone(),
+                state.phase.as_str().to_owned(),
+                state.is_killed,
+            )
+        })
         .collect()
 }
 
 async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let before = running_pod(client, "one", json!([container("main", BUSYBOX), container("side", BUSYBOX)]), json!({}))
-        .await?;
-    let (crr, started) =
-        create_crr(client, "restart-main", json!({"podName": "one", "containers": [{"name": "main"}]})).await?;
+    let before = running_pod(
+        client,
+        "one",
+        json!([container("main", BUSYBOX), container("side", BUSYBOX)]),
+        json!({}),
+    )
+    .await?;
+    let (crr, started) = create_crr(
+        client,
+        "restart-main",
+        json!({"podName": "one", "containers": [{"name": "main"}]}),
+    )
+    .await?;
     let labels = crr.metadata.labels.clone().unwrap_or_default();
-    ensure!(labels.get("crr.apps.kruise.io/pod-uid") == before.metadata.uid.as_ref(), "labels {labels:?}");
-    let context = crr.spec.containers[0].status_context.clone().context("no statusContext")?;
-    ensure!(context.container_id == id(&before, "main")?, "statusContext {context:?}");
+    ensure!(
+        labels.get("crr.apps.kruise.io/pod-uid") == before.metadata.uid.as_ref(),
+        "labels {labels:?}"
+    );
+    let context = crr.spec.containers[0]
+        .status_context
+        .clone()
+        .context("no statusContext")?;
+    ensure!(
+        context.container_id == id(&before, "main")?,
+        "statusContext {context:?}"
+    );
     let done = completed(client, "restart-main", |_| Ok(())).await?;
     let latency = started.elapsed();
-    ensure!(states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)], "states {:?}", states(&done));
-    eprintln!("    CRR latency, create -> Completed (main Succeeded): {} ms", latency.as_millis());
+    ensure!(
+        states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
+        "states {:?}",
+        states(&done)
+    );
+    eprintln!(
+        "    CRR latency, create -> Completed (main Succeeded): {} ms",
+        latency.as_millis()
+    );
     let after = pods.get("one").await?;
-    ensure!(status(&after, "main")?.restart_count == status(&before, "main")?.restart_count + 1, "main restartCount");
-    ensure!(id(&after, "main")? != id(&before, "main")?, "main kept its containerID");
-    ensure!(id(&after, "side")? == id(&before, "side")?, "side was touched");
-    ensure!(status(&after, "side")?.restart_count == status(&before, "side")?.restart_count, "side restarted");
+    ensure!(
+        status(&after, "main")?.restart_count == status(&before, "main")?.restart_count + 1,
+        "main restartCount"
+    );
+    ensure!(
+        id(&after, "main")? != id(&before, "main")?,
+        "main kept its containerID"
+    );
+    ensure!(
+        id(&after, "side")? == id(&before, "side")?,
+        "side was touched"
+    );
+    ensure!(
+        status(&after, "side")?.restart_count == status(&before, "side")?.restart_count,
+        "side restarted"
+    );
     // The manager drops the active label of a completed request.
     let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
-    wait_for("the active label removed", Duration::from_secs(20), || async {
-        let crr = api.get("restart-main").await?;
-        Ok((!crr.metadata.labels.unwrap_or_default().contains_key("crr.apps.kruise.io/active")).then_some(()))
-    })
+    wait_for(
+        "the active label removed",
+        Duration::from_secs(20),
+        || async {
+            let crr = api.get("restart-main").await?;
+            Ok((!crr
+                .metadata
+                .labels
+                .unwrap_or_default()
+                .contains_key("crr.apps.kruise.io/active"))
+            .then_some(()))
+        },
+    )
     .await
 }
 
 async fn ordered_recreate(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let before = running_pod(client, "ordered", json!([container("a", BUSYBOX), container("b", BUSYBOX)]), json!({}))
-        .await?;
+    let before = running_pod(
+        client,
+        "ordered",
+        json!([container("a", BUSYBOX), container("b", BUSYBOX)]),
+        json!({}),
+    )
+    .await?;
     create_crr(
         client,
         "ordered",
@@ -170,7 +252,12 @@ async fn ordered_recreate(client: &Client) -> Result<()> {
     let mut a_succeeded_seen = false;
     let done = completed(client, "ordered", |crr| {
         let states = states(crr);
-        let phase = |name: &str| states.iter().find(|s| s.0 == name).map(|s| (s.1.clone(), s.2));
+        let phase = |name: &str| {
+            states
+                .iter()
+                .find(|s| s.0 == name)
+                .map(|s| (s.1.clone(), s.2))
+        };
         if let (Some((a, _)), Some((b, b_killed))) = (phase("a"), phase("b")) {
             a_succeeded_seen |= a == "Succeeded";
             if (b_killed || b != "Pending") && a != "Succeeded" {
@@ -180,16 +267,26 @@ async fn ordered_recreate(client: &Client) -> Result<()> {
         Ok(())
     })
     .await?;
-    ensure!(!b_killed_while_a_unfinished, "b was killed before a succeeded");
+    ensure!(
+        !b_killed_while_a_unfinished,
+        "b was killed before a succeeded"
+    );
     ensure!(a_succeeded_seen, "never saw a Succeeded with b pending");
     ensure!(
-        states(&done) == [("a".to_owned(), "Succeeded".to_owned(), true), ("b".to_owned(), "Succeeded".to_owned(), true)],
+        states(&done)
+            == [
+                ("a".to_owned(), "Succeeded".to_owned(), true),
+                ("b".to_owned(), "Succeeded".to_owned(), true)
+            ],
         "states {:?}",
         states(&done)
     );
     let after = pods.get("ordered").await?;
     for name in ["a", "b"] {
-        ensure!(id(&after, name)? != id(&before, name)?, "{name} kept its containerID");
+        ensure!(
+            id(&after, name)? != id(&before, name)?,
+            "{name} kept its containerID"
+        );
     }
     let a_started = status(&after, "a")?
         .state
@@ -203,14 +300,22 @@ async fn ordered_recreate(client: &Client) -> Result<()> {
         .and_then(|state| state.terminated.as_ref())
         .and_then(|terminated| terminated.finished_at.clone())
         .context("b has no lastState")?;
-    ensure!(b_stopped.0 >= a_started.0, "b stopped at {b_stopped:?}, before a restarted at {a_started:?}");
+    ensure!(
+        b_stopped.0 >= a_started.0,
+        "b stopped at {b_stopped:?}, before a restarted at {a_started:?}"
+    );
     Ok(())
 }
 
 async fn failure_policy_fail(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    let before = running_pod(client, "failing", json!([container("bad", BADSTOP), container("good", BUSYBOX)]), json!({}))
-        .await?;
+    let before = running_pod(
+        client,
+        "failing",
+        json!([container("bad", BADSTOP), container("good", BUSYBOX)]),
+        json!({}),
+    )
+    .await?;
     create_crr(
         client,
         "failing",
@@ -219,15 +324,38 @@ async fn failure_policy_fail(client: &Client) -> Result<()> {
     )
     .await?;
     let done = completed(client, "failing", |_| Ok(())).await?;
-    let recreate = &done.status.as_ref().context("no status")?.container_recreate_states;
-    let bad = recreate.iter().find(|s| s.name == "bad").context("no state for bad")?;
+    let recreate = &done
+        .status
+        .as_ref()
+        .context("no status")?
+        .container_recreate_states;
+    let bad = recreate
+        .iter()
+        .find(|s| s.name == "bad")
+        .context("no state for bad")?;
     ensure!(bad.phase == Phase::Failed, "bad: {bad:?}");
-    ensure!(bad.message.starts_with("kill container error"), "bad message {:?}", bad.message);
-    let good = recreate.iter().find(|s| s.name == "good").context("no state for good")?;
-    ensure!(good.phase == Phase::Pending && !good.is_killed, "good: {good:?}");
+    ensure!(
+        bad.message.starts_with("kill container error"),
+        "bad message {:?}",
+        bad.message
+    );
+    let good = recreate
+        .iter()
+        .find(|s| s.name == "good")
+        .context("no state for good")?;
+    ensure!(
+        good.phase == Phase::Pending && !good.is_killed,
+        "good: {good:?}"
+    );
     let after = pods.get("failing").await?;
-    ensure!(id(&after, "good")? == id(&before, "good")?, "good was touched after the failure");
-    ensure!(id(&after, "bad")? == id(&before, "bad")?, "bad was restarted although its kill failed");
+    ensure!(
+        id(&after, "good")? == id(&before, "good")?,
+        "good was touched after the failure"
+    );
+    ensure!(
+        id(&after, "bad")? == id(&before, "bad")?,
+        "bad was restarted although its kill failed"
+    );
     Ok(())
 }
 
@@ -247,7 +375,12 @@ async fn unready_grace(client: &Client) -> Result<()> {
     .await?;
     let condition = json!({"status": {"conditions": [{"type": "KruisePodReady", "status": "True",
         "lastTransitionTime": k8s_openapi::jiff::Timestamp::now().to_string()}]}});
-    pods.patch_status("graceful", &PatchParams::default(), &Patch::Strategic(&condition)).await?;
+    pods.patch_status(
+        "graceful",
+        &PatchParams::default(),
+        &Patch::Strategic(&condition),
+    )
+    .await?;
     let before = wait_for("pod graceful Ready", WAIT, || async {
         let pod = pods.get("graceful").await?;
         Ok(kruise_api::pod::is_ready(&pod).then_some(pod))
@@ -261,20 +394,39 @@ async fn unready_grace(client: &Client) -> Result<()> {
             "strategy": {"unreadyGracePeriodSeconds": 3}}),
     )
     .await?;
-    let not_ready = wait_for("pod graceful NotReady before its container stops", WAIT, || async {
-        let pod = pods.get("graceful").await?;
-        Ok((!kruise_api::pod::is_ready(&pod)).then_some(pod))
-    })
+    let not_ready = wait_for(
+        "pod graceful NotReady before its container stops",
+        WAIT,
+        || async {
+            let pod = pods.get("graceful").await?;
+            Ok((!kruise_api::pod::is_ready(&pod)).then_some(pod))
+        },
+    )
     .await?;
-    ensure!(id(&not_ready, "main")? == old_id, "the container was stopped before the pod became NotReady");
-    ensure!(status(&not_ready, "main")?.ready, "main was not running when the pod went NotReady");
+    ensure!(
+        id(&not_ready, "main")? == old_id,
+        "the container was stopped before the pod became NotReady"
+    );
+    ensure!(
+        status(&not_ready, "main")?.ready,
+        "main was not running when the pod went NotReady"
+    );
     let done = completed(client, "graceful", |_| Ok(())).await?;
     let grace = done
         .status
         .as_ref()
-        .and_then(|status| status.conditions.iter().find(|c| c.type_ == "PreRecreateGrace"))
+        .and_then(|status| {
+            status
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "PreRecreateGrace")
+        })
         .context("no PreRecreateGrace condition")?;
-    ensure!(states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)], "states {:?}", states(&done));
+    ensure!(
+        states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
+        "states {:?}",
+        states(&done)
+    );
     let after = wait_for("pod graceful Ready again", WAIT, || async {
         let pod = pods.get("graceful").await?;
         Ok(kruise_api::pod::is_ready(&pod).then_some(pod))
@@ -293,10 +445,19 @@ async fn unready_grace(client: &Client) -> Result<()> {
         grace.last_transition_time
     );
     let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
-    wait_for("the unready-acquired finalizer released", Duration::from_secs(20), || async {
-        let crr = api.get("graceful").await?;
-        Ok((!crr.metadata.finalizers.unwrap_or_default().iter().any(|f| f == "crr.apps.kruise.io/unready-acquired"))
+    wait_for(
+        "the unready-acquired finalizer released",
+        Duration::from_secs(20),
+        || async {
+            let crr = api.get("graceful").await?;
+            Ok((!crr
+                .metadata
+                .finalizers
+                .unwrap_or_default()
+                .iter()
+                .any(|f| f == "crr.apps.kruise.io/unready-acquired"))
             .then_some(()))
-    })
+        },
+    )
     .await
 }

@@ -36,7 +36,10 @@ pub async fn daemon_pulls_images(cluster: &Cluster) -> Result<()> {
 async fn scenario(client: &Client, agents: &NodeAgents) -> Result<()> {
     let node_images: Api<NodeImage> = Api::all(client.clone());
     for node in &agents.nodes {
-        wait_for(&format!("the NodeImage of {node}"), WAIT, || async { Ok(node_images.get_opt(node).await?) }).await?;
+        wait_for(&format!("the NodeImage of {node}"), WAIT, || async {
+            Ok(node_images.get_opt(node).await?)
+        })
+        .await?;
     }
     let runtimes: Vec<CriClient> = agents
         .runtime
@@ -46,7 +49,10 @@ async fn scenario(client: &Client, agents: &NodeAgents) -> Result<()> {
         .collect::<Result<_, _>>()?;
     let image = format!("{}/kruise-test/busybox:v2", agents.runtime.registry);
     for runtime in &runtimes {
-        ensure!(runtime.image_status(&image).await?.is_none(), "{image} is there before the job");
+        ensure!(
+            runtime.image_status(&image).await?.is_none(),
+            "{image} is there before the job"
+        );
     }
 
     let jobs: Api<ImagePullJob> = Api::namespaced(client.clone(), NAMESPACE);
@@ -71,33 +77,64 @@ async fn scenario(client: &Client, agents: &NodeAgents) -> Result<()> {
         if status.completion_time.is_some() {
             break status;
         }
-        ensure!(Instant::now() < deadline, "job not complete after {WAIT:?}: {status:?}");
+        ensure!(
+            Instant::now() < deadline,
+            "job not complete after {WAIT:?}: {status:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    ensure!((done.desired, done.succeeded, done.failed) == (2, 2, 0), "status {done:?}");
-    ensure!(done.message == "job has completed", "message {:?}", done.message);
-    ensure!(most_active <= 1, "parallelism 1 but {most_active} nodes pulled at once");
+    ensure!(
+        (done.desired, done.succeeded, done.failed) == (2, 2, 0),
+        "status {done:?}"
+    );
+    ensure!(
+        done.message == "job has completed",
+        "message {:?}",
+        done.message
+    );
+    ensure!(
+        most_active <= 1,
+        "parallelism 1 but {most_active} nodes pulled at once"
+    );
     ensure!(
         messages.contains("job is running, progress 50.0%"),
         "no progress reported on the way: {messages:?}"
     );
     for (runtime, node) in runtimes.iter().zip(&agents.nodes) {
-        ensure!(runtime.image_status(&image).await?.is_some(), "{image} not on {node}");
+        ensure!(
+            runtime.image_status(&image).await?.is_some(),
+            "{image} not on {node}"
+        );
         let node_image = node_images.get(node).await?;
         let tag = node_image
             .status
             .as_ref()
-            .and_then(|status| status.image_statuses.get(&format!("{}/kruise-test/busybox", agents.runtime.registry)))
+            .and_then(|status| {
+                status
+                    .image_statuses
+                    .get(&format!("{}/kruise-test/busybox", agents.runtime.registry))
+            })
             .and_then(|image| image.tags.iter().find(|tag| tag.tag == "v2"))
             .with_context(|| format!("no v2 status on {node}: {:?}", node_image.status))?;
-        ensure!(tag.phase == ImagePullPhase::Succeeded && tag.progress == 100, "{node}: {tag:?}");
-        ensure!(tag.image_id.starts_with("sha256:"), "{node}: imageID {:?}", tag.image_id);
+        ensure!(
+            tag.phase == ImagePullPhase::Succeeded && tag.progress == 100,
+            "{node}: {tag:?}"
+        );
+        ensure!(
+            tag.image_id.starts_with("sha256:"),
+            "{node}: imageID {:?}",
+            tag.image_id
+        );
     }
     eprintln!("    ImagePullJob progress messages seen: {messages:?}");
     private_image_with_a_pull_secret(client, agents, &runtimes).await
 }
 
-async fn private_image_with_a_pull_secret(client: &Client, agents: &NodeAgents, runtimes: &[CriClient]) -> Result<()> {
+async fn private_image_with_a_pull_secret(
+    client: &Client,
+    agents: &NodeAgents,
+    runtimes: &[CriClient],
+) -> Result<()> {
     let (user, password) = agents.runtime.auth.split_once(':').context("auth")?;
     let registry = &agents.runtime.auth_registry;
     let config = json!({"auths": {registry.as_str(): {"username": user, "password": password}}});
@@ -121,9 +158,15 @@ async fn private_image_with_a_pull_secret(client: &Client, agents: &NodeAgents, 
         Ok(job.status.filter(|status| status.completion_time.is_some()))
     })
     .await?;
-    ensure!((status.succeeded, status.failed) == (2, 0), "status {status:?}");
+    ensure!(
+        (status.succeeded, status.failed) == (2, 0),
+        "status {status:?}"
+    );
     for runtime in runtimes {
-        ensure!(runtime.image_status(&image).await?.is_some(), "{image} not pulled");
+        ensure!(
+            runtime.image_status(&image).await?.is_some(),
+            "{image} not pulled"
+        );
     }
     Ok(())
 }

@@ -45,12 +45,16 @@ impl Runtime {
     /// Installs (cached) and starts one containerd per node; `Ok(Err(reason))` when containerd cannot run
     /// here (the scenario then skips with that reason).
     pub fn start(name: &str, nodes: &[String]) -> Result<std::result::Result<Self, String>> {
-        let dir = std::env::temp_dir().join(format!("kruise-rs-e2e-cri-{name}-{}", std::process::id()));
-        for (step, args) in [("install", vec!["install".to_owned()]), ("start", {
-            let mut args = vec!["start".to_owned()];
-            args.extend(nodes.iter().cloned());
-            args
-        })] {
+        let dir =
+            std::env::temp_dir().join(format!("kruise-rs-e2e-cri-{name}-{}", std::process::id()));
+        for (step, args) in [
+            ("install", vec!["install".to_owned()]),
+            ("start", {
+                let mut args = vec!["start".to_owned()];
+                args.extend(nodes.iter().cloned());
+                args
+            }),
+        ] {
             let output = std::process::Command::new(script())
                 .args(&args)
                 .env("KRUISE_CRI_DIR", &dir)
@@ -95,7 +99,10 @@ impl Runtime {
             }
         }
         if runtime.endpoints.len() != nodes.len() {
-            bail!("scripts/containerd.sh env: endpoints {:?}", runtime.endpoints);
+            bail!(
+                "scripts/containerd.sh env: endpoints {:?}",
+                runtime.endpoints
+            );
         }
         Ok(Ok(runtime))
     }
@@ -136,12 +143,21 @@ pub struct NodeAgents {
 impl NodeAgents {
     /// Starts containerd for `nodes` (`<prefix>-0`, ...), kruise-manager, the simulator (pods of
     /// `namespace`) and a daemon per node. `Ok(None)` when the scenario must skip (reason printed).
-    pub async fn start(cluster: &Cluster, prefix: &str, nodes: usize, namespace: &str) -> Result<Option<Self>> {
+    pub async fn start(
+        cluster: &Cluster,
+        prefix: &str,
+        nodes: usize,
+        namespace: &str,
+    ) -> Result<Option<Self>> {
         if cluster.external {
-            eprintln!("    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on this machine's loopback)");
+            eprintln!(
+                "    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on this machine's loopback)"
+            );
             return Ok(None);
         }
-        let names: Vec<String> = (0..nodes).map(|index| format!("{prefix}-{index}")).collect();
+        let names: Vec<String> = (0..nodes)
+            .map(|index| format!("{prefix}-{index}"))
+            .collect();
         let runtime = match Runtime::start(prefix, &names)? {
             Ok(runtime) => runtime,
             Err(reason) => {
@@ -173,7 +189,8 @@ impl NodeAgents {
             namespace: Some(namespace.into()),
             delete_nodes_on_exit: true,
             cri_endpoints: runtime.endpoints.clone(),
-            pod_log_dir: std::env::temp_dir().join(format!("kruise-rs-e2e-pod-logs-{}", std::process::id())),
+            pod_log_dir: std::env::temp_dir()
+                .join(format!("kruise-rs-e2e-pod-logs-{}", std::process::id())),
             ..SimulatorConfig::default()
         };
         let (stop, stopped) = shutdown::channel();
@@ -206,15 +223,31 @@ impl NodeAgents {
             simulator: Some((stop, simulator)),
             runtime,
         };
-        wait_for("kruise-manager /readyz", Duration::from_secs(90), || async {
-            Ok(http_get(metrics_port, "/readyz").await.ok().filter(|(code, _)| *code == 200).map(|_| ()))
-        })
+        wait_for(
+            "kruise-manager /readyz",
+            Duration::from_secs(90),
+            || async {
+                Ok(http_get(metrics_port, "/readyz")
+                    .await
+                    .ok()
+                    .filter(|(code, _)| *code == 200)
+                    .map(|_| ()))
+            },
+        )
         .await?;
         for (_, port) in &agents.daemons {
             let port = *port;
-            wait_for("kruise-daemon /healthz", Duration::from_secs(30), || async {
-                Ok(http_get(port, "/healthz").await.ok().filter(|(code, _)| *code == 200).map(|_| ()))
-            })
+            wait_for(
+                "kruise-daemon /healthz",
+                Duration::from_secs(30),
+                || async {
+                    Ok(http_get(port, "/healthz")
+                        .await
+                        .ok()
+                        .filter(|(code, _)| *code == 200)
+                        .map(|_| ()))
+                },
+            )
             .await?;
         }
         Ok(Some(agents))
@@ -222,9 +255,17 @@ impl NodeAgents {
 
     /// The tails of the manager's and the daemons' logs (for failure messages).
     pub fn logs(&self) -> String {
-        let mut text = format!("manager log {}:\n{}", self.manager.log.display(), self.manager.tail());
+        let mut text = format!(
+            "manager log {}:\n{}",
+            self.manager.log.display(),
+            self.manager.tail()
+        );
         for (daemon, _) in &self.daemons {
-            text.push_str(&format!("\ndaemon log {}:\n{}", daemon.log.display(), daemon.tail()));
+            text.push_str(&format!(
+                "\ndaemon log {}:\n{}",
+                daemon.log.display(),
+                daemon.tail()
+            ));
         }
         text
     }

@@ -44,7 +44,9 @@ async fn scenario(client: &Client) -> Result<()> {
     jobs.create(&PostParams::default(), &job).await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let running = wait_for("the Job's pod running both containers", WAIT, || async {
-        let list = pods.list(&ListParams::default().labels("job-name=with-sidecar")).await?;
+        let list = pods
+            .list(&ListParams::default().labels("job-name=with-sidecar"))
+            .await?;
         Ok(list.items.into_iter().find(|pod| {
             pod.status
                 .as_ref()
@@ -61,13 +63,25 @@ async fn scenario(client: &Client) -> Result<()> {
             .status
             .as_ref()
             .and_then(|status| status.conditions.as_ref())
-            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Complete" && c.status == "True"));
+            .is_some_and(|conditions| {
+                conditions
+                    .iter()
+                    .any(|c| c.type_ == "Complete" && c.status == "True")
+            });
         Ok(complete.then_some(job))
     })
     .await?;
-    ensure!(complete.status.as_ref().and_then(|s| s.succeeded) == Some(1), "job status {:?}", complete.status);
+    ensure!(
+        complete.status.as_ref().and_then(|s| s.succeeded) == Some(1),
+        "job status {:?}",
+        complete.status
+    );
     let pod = pods.get(&name).await?;
-    ensure!(kruise_api::pod::phase(&pod) == "Succeeded", "pod phase {}", kruise_api::pod::phase(&pod));
+    ensure!(
+        kruise_api::pod::phase(&pod) == "Succeeded",
+        "pod phase {}",
+        kruise_api::pod::phase(&pod)
+    );
     ensure!(
         kruise_api::pod::condition(&pod, "SidecarTerminated").is_some_and(|c| c.status == "True"),
         "no SidecarTerminated condition"
@@ -77,7 +91,12 @@ async fn scenario(client: &Client) -> Result<()> {
         .get_opt(&format!("sidecar-termination-{uid}"))
         .await?
         .context("no ContainerRecreateRequest for the sidecar")?;
-    let names: Vec<&str> = crr.spec.containers.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = crr
+        .spec
+        .containers
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
     ensure!(names == ["proxy"], "request for {names:?}");
     let strategy = crr.spec.strategy.clone().unwrap_or_default();
     ensure!(strategy.force_recreate, "not forceRecreate");
@@ -89,7 +108,12 @@ async fn scenario(client: &Client) -> Result<()> {
             .as_ref()
             .and_then(|status| status.container_statuses.as_ref())
             .and_then(|statuses| statuses.iter().find(|s| s.name == "proxy"))
-            .is_some_and(|proxy| proxy.state.as_ref().is_some_and(|state| state.terminated.is_some()));
+            .is_some_and(|proxy| {
+                proxy
+                    .state
+                    .as_ref()
+                    .is_some_and(|state| state.terminated.is_some())
+            });
         Ok(stopped.then_some(()))
     })
     .await
