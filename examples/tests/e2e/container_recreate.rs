@@ -37,9 +37,11 @@ pub async fn daemon_recreates_containers(cluster: &Cluster) -> Result<()> {
 }
 
 async fn scenarios(client: &Client) -> Result<()> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     restarts_exactly_the_named_container(client)
         .await
         .context("restart one container")?;
+    let bystander = pods.get("one").await?;
     ordered_recreate(client).await.context("orderedRecreate")?;
     failure_policy_fail(client)
         .await
@@ -47,6 +49,14 @@ async fn scenarios(client: &Client) -> Result<()> {
     unready_grace(client)
         .await
         .context("unreadyGracePeriodSeconds")?;
+    // The requests on the other pods of the node left this pod's containers alone.
+    let after = pods.get("one").await?;
+    for name in ["main", "side"] {
+        ensure!(
+            id(&after, name)? == id(&bystander, name)?,
+            "container {name} of pod one was touched"
+        );
+    }
     Ok(())
 }
 
@@ -205,6 +215,13 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     ensure!(
         id(&after, "main")? != id(&before, "main")?,
         "main kept its containerID"
+    );
+    ensure!(
+        id(&after, "main")?.starts_with("containerd://")
+            && status(&after, "main")?.image_id.starts_with("sha256:"),
+        "not the runtime's IDs: {:?} {:?}",
+        id(&after, "main")?,
+        status(&after, "main")?.image_id
     );
     ensure!(
         id(&after, "side")? == id(&before, "side")?,
