@@ -1,6 +1,6 @@
 //! A CRI v1 client over a unix socket (gRPC with tonic, the generated types of `k8s-cri`), as kubelet and
 //! kruise-daemon talk to containerd or CRI-O. Used by kruise-daemon ([`crate::daemon`]) and by the node
-//! simulator's containerd mode ([`crate::simulator::containerd`]).
+//! simulator's containerd mode ([`crate::simulator::cri_node`]).
 //!
 //! * [`CriClient`]: the calls the node agents make, each with a timeout and a [`CriError`] that keeps the
 //!   gRPC code (containerd answers `NotFound` for unknown containers and missing tags).

@@ -3,7 +3,7 @@
 //!
 //! Every incarnation of a container is listed (an exited one stays until it is removed); [`PodView::latest`]
 //! picks the newest by creation time, as kubelet's `FindContainerStatusByName` does. Container IDs are
-//! written `<runtime>://<id>` ([`ContainerView::full_id`]), the form of `status.containerStatuses[].containerID`.
+//! written `<runtime>://<id>` ([`PodView::full_id`]), the form of `status.containerStatuses[].containerID`.
 //!
 //! ```
 //! use kruise_examples::cri::view::{ContainerView, PodView, RuntimeState};
