@@ -1,6 +1,7 @@
 //! The containerd-backed mode: on nodes given a CRI endpoint (`--cri-endpoint NODE=unix:///...`), the
-//! simulator runs each bound pod as a real sandbox with real containers (host network, kubelet's labels and
-//! annotations on both), restarts exited containers as kubelet would, and reports what the runtime says
+//! simulator runs each bound pod as a real sandbox with real containers (host network, a PID namespace per
+//! container, kubelet's labels and annotations on both; logs under `--pod-log-dir`,
+//! `<namespace>_<pod>_<uid>/<container>_<restart count>.log`), restarts exited containers as kubelet would, and reports what the runtime says
 //! ([`super::runtime_status`]): real container IDs, image IDs, restart counts, exit codes and times.
 //!
 //! Pods are polled every second (there is no event stream from the runtime, like kubelet's PLEG relist).
@@ -246,7 +247,8 @@ impl CriNode {
                 security_context: Some(cri::LinuxSandboxSecurityContext {
                     namespace_options: Some(cri::NamespaceOption {
                         network: cri::NamespaceMode::Node.into(),
-                        pid: cri::NamespaceMode::Pod.into(),
+                        // kubelet without shareProcessNamespace: each container is PID 1 of its own.
+                        pid: cri::NamespaceMode::Container.into(),
                         ipc: cri::NamespaceMode::Pod.into(),
                         ..cri::NamespaceOption::default()
                     }),
@@ -327,6 +329,18 @@ impl CriNode {
                 ),
             ]),
             log_path: format!("{}_{restart_count}.log", container.name),
+            linux: Some(cri::LinuxContainerConfig {
+                security_context: Some(cri::LinuxContainerSecurityContext {
+                    namespace_options: Some(cri::NamespaceOption {
+                        network: cri::NamespaceMode::Node.into(),
+                        pid: cri::NamespaceMode::Container.into(),
+                        ipc: cri::NamespaceMode::Pod.into(),
+                        ..cri::NamespaceOption::default()
+                    }),
+                    ..cri::LinuxContainerSecurityContext::default()
+                }),
+                ..cri::LinuxContainerConfig::default()
+            }),
             ..cri::ContainerConfig::default()
         };
         self.client

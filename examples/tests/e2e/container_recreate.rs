@@ -60,6 +60,13 @@ async fn scenarios(client: &Client) -> Result<()> {
     Ok(())
 }
 
+/// A preStop hook that writes to the container's log (PID 1's standard output).
+fn with_pre_stop(mut container: Value) -> Value {
+    container["lifecycle"] = json!({"preStop": {"exec": {"command":
+        ["sh", "-c", "echo prestop-ran > /proc/1/fd/1"]}}});
+    container
+}
+
 fn container(name: &str, image: &str) -> Value {
     json!({"name": name, "image": image, "command": ["sh", "-c", SERVE]})
 }
@@ -173,7 +180,10 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     let before = running_pod(
         client,
         "one",
-        json!([container("main", BUSYBOX), container("side", BUSYBOX)]),
+        json!([
+            with_pre_stop(container("main", BUSYBOX)),
+            container("side", BUSYBOX)
+        ]),
         json!({}),
     )
     .await?;
@@ -183,6 +193,10 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
         json!({"podName": "one", "containers": [{"name": "main"}]}),
     )
     .await?;
+    ensure!(
+        crr.spec.containers[0].pre_stop.is_some(),
+        "the webhook did not copy the preStop hook"
+    );
     let labels = crr.metadata.labels.clone().unwrap_or_default();
     ensure!(
         labels.get("crr.apps.kruise.io/pod-uid") == before.metadata.uid.as_ref(),
@@ -230,6 +244,18 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     ensure!(
         status(&after, "side")?.restart_count == status(&before, "side")?.restart_count,
         "side restarted"
+    );
+    let log = crate::node_agents::pod_log_dir()
+        .join(format!(
+            "{NAMESPACE}_one_{}",
+            before.metadata.uid.clone().unwrap_or_default()
+        ))
+        .join("main_0.log");
+    let text =
+        std::fs::read_to_string(&log).with_context(|| format!("reading {}", log.display()))?;
+    ensure!(
+        text.contains("prestop-ran"),
+        "the preStop hook did not run before the stop: {text:?}"
     );
     // The manager drops the active label of a completed request.
     let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);

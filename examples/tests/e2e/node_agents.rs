@@ -21,6 +21,12 @@ pub const BADSTOP: &str = "localhost/kruise-test/badstop:1.35";
 /// A command that runs until SIGTERM, then exits 0 at once.
 pub const SERVE: &str = "trap 'exit 0' TERM; while true; do sleep 1; done";
 
+/// Where the simulator's containerd-backed pods write their logs:
+/// `<dir>/<namespace>_<pod>_<uid>/<container>_<restart count>.log`.
+pub fn pod_log_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("kruise-rs-e2e-pod-logs-{}", std::process::id()))
+}
+
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -189,8 +195,7 @@ impl NodeAgents {
             namespace: Some(namespace.into()),
             delete_nodes_on_exit: true,
             cri_endpoints: runtime.endpoints.clone(),
-            pod_log_dir: std::env::temp_dir()
-                .join(format!("kruise-rs-e2e-pod-logs-{}", std::process::id())),
+            pod_log_dir: pod_log_dir(),
             ..SimulatorConfig::default()
         };
         let (stop, stopped) = shutdown::channel();
