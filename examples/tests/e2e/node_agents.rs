@@ -213,8 +213,11 @@ impl NodeAgents {
                 format!("--cri-endpoint={endpoint}"),
                 format!("--health-bind-address=127.0.0.1:{port}"),
             ];
+            // `KRUISE_E2E_DAEMON_BIN` runs another build (a release one, to measure it).
+            let program = std::env::var("KRUISE_E2E_DAEMON_BIN")
+                .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kruise-daemon").to_owned());
             let process = Process::spawn(
-                env!("CARGO_BIN_EXE_kruise-daemon"),
+                &program,
                 &args,
                 &cluster.kubeconfig,
                 cluster.log(&format!("daemon-{node}")),
