@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane on loopback: etcd + kube-apiserver v1.20.2 (+ kube-controller-manager for
-# garbage collection, namespaces and service accounts). Nothing is mocked; there is no scheduler and no
+# garbage collection, namespaces, service accounts and Jobs). Nothing is mocked; there is no scheduler and no
 # kubelet (the node simulator plays those).
 #
 #   scripts/control-plane.sh install          build kube-apiserver/kube-controller-manager once (cached)
@@ -261,7 +261,7 @@ EOF
   if [ "${KRUISE_CP_NO_CONTROLLER_MANAGER:-0}" != "1" ]; then
     spawn kube-controller-manager "$RUN_DIR/kube-controller-manager.log" "$BIN_DIR/kube-controller-manager" \
       --kubeconfig "$RUN_DIR/kubeconfig" \
-      --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token \
+      --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token,job \
       --leader-elect=false --port 0 --secure-port 0 --use-service-account-credentials=false \
       --service-account-private-key-file "$RUN_DIR/certs/sa.key" --root-ca-file "$RUN_DIR/certs/apiserver.crt"
     sleep 0.5

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure this machine can build and test kruise-rs: a Rust toolchain with rustfmt and clippy, and a C
-# compiler for the crates that build C code. Installs what is missing (apt-get for system packages, rustup for
-# toolchain components) and says clearly what it could not install. Safe to run again.
+# Makes sure this machine can build and test kruise-rs: a Rust toolchain with rustfmt and clippy, a C
+# compiler for the crates that build C code, protoc for the CRI client, and containerd for the node-agent
+# tests. Installs what is missing (apt-get for system packages, rustup for toolchain components) and says
+# clearly what it could not install. Safe to run again.
 set -euo pipefail
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -16,6 +17,8 @@ apt_packages=()
 command -v cc >/dev/null 2>&1 || apt_packages+=(gcc)
 command -v pkg-config >/dev/null 2>&1 || apt_packages+=(pkg-config)
 command -v git >/dev/null 2>&1 || apt_packages+=(git)
+# k8s-cri's build script (the CRI v1 client of kruise-daemon) compiles the CRI protos with protoc.
+command -v protoc >/dev/null 2>&1 || apt_packages+=(protobuf-compiler)
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   command -v apt-get >/dev/null 2>&1 || fail "missing ${apt_packages[*]} and no apt-get to install them"
   log "installing ${apt_packages[*]} with apt-get"
@@ -43,3 +46,14 @@ if [ "$(printf '%s\n%s\n' "$required" "$current" | sort -V | head -n1)" != "$req
   fail "rustc $current is older than the required $required (rustup update stable)"
 fi
 log "toolchain ready: $(cargo --version)"
+
+# A real container runtime for the node-agent end-to-end tests (containerd with its CRI plugin, runc, a local
+# registry, test images built from busybox-static). Cached; exit 3 means it cannot run here (not root, no
+# apt-get, no network): those scenarios then skip with a message instead of failing.
+containerd_status=0
+"$(dirname "$0")/containerd.sh" install || containerd_status=$?
+case "$containerd_status" in
+  0) log "containerd ready for the node-agent tests" ;;
+  3) log "containerd is unavailable here: the node-agent end-to-end scenarios will be skipped" ;;
+  *) fail "scripts/containerd.sh install failed (exit $containerd_status)" ;;
+esac

@@ -6,6 +6,9 @@
 //!   manifest.
 //! * `kruise-manager` ([`manager`]): CRD installation, leader election on a Lease, health and metrics
 //!   endpoints, the controller registration point, and the pod mutating [`webhook`].
+//! * `kruise-daemon` ([`daemon`]): the node agent: ContainerRecreateRequests and NodeImage pulls through
+//!   CRI ([`cri`]); the decisions are in [`crr`] and [`imagepull`]; the Job [`sidecar_terminator`] runs
+//!   in kruise-manager.
 //! * `kruise-node-simulator` ([`simulator`]): plays kubelet for simulated nodes on a control plane without
 //!   real ones (`scripts/control-plane.sh`).
 //!
@@ -17,9 +20,14 @@
 //! ```
 
 pub mod cli;
+pub mod cri;
+pub mod crr;
+pub mod daemon;
 pub mod duration;
+pub mod imagepull;
 pub mod logging;
 pub mod manager;
 pub mod shutdown;
+pub mod sidecar_terminator;
 pub mod simulator;
 pub mod webhook;

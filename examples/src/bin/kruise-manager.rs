@@ -18,7 +18,12 @@ struct Cli {
 
 /// The controllers this binary runs while leading (the CloneSet controller registers here).
 fn controllers() -> ControllerSet {
-    ControllerSet::new()
+    let mut controllers = ControllerSet::new();
+    kruise_examples::crr::reconciler::register(&mut controllers);
+    kruise_examples::imagepull::node_image_controller::register(&mut controllers);
+    kruise_examples::imagepull::job_controller::register(&mut controllers);
+    kruise_examples::sidecar_terminator::controller::register(&mut controllers);
+    controllers
 }
 
 #[tokio::main]

@@ -67,7 +67,9 @@ impl ActionError {
         }
     }
 
-    fn from_kube(object: String, error: kube::Error) -> Self {
+    /// The error of a failed call on `object` (409: conflict, 404: not found).
+    #[must_use]
+    pub fn from_kube(object: String, error: kube::Error) -> Self {
         match &error {
             kube::Error::Api(status) if status.code == 409 => Self::Conflict { object },
             kube::Error::Api(status) if status.code == 404 => Self::NotFound { object },

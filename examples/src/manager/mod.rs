@@ -308,7 +308,8 @@ async fn start_webhook(
         Some(Arc::new(move |status, duration| {
             observer_metrics.observe_webhook(status, duration);
         })),
-    );
+    )
+    .merge(crate::crr::admission::router(client.clone()));
     tokio::spawn(server::serve_tls(listener, tls, app, stopped));
     readiness.set("webhook", true);
 

@@ -7,6 +7,8 @@
 //!   [`identity`] (image IDs per image, container IDs per start), `Ready` honouring readiness gates, and a
 //!   restart of just the changed container after an in-place image update;
 //! * [`termination`]: terminating pods are removed (grace period 0) after the termination delay;
+//! * containerd-backed mode ([`cri_node`], [`runtime_status`]): on nodes given `--cri-endpoint`, pods run as
+//!   real sandboxes and containers on a CRI runtime, restarted as kubelet would;
 //! * failure injection ([`SimulatorConfig::never_ready`], [`SimulatorConfig::slow_nodes`]);
 //! * [`Simulator`]: the I/O loop (kube-runtime reflector + controller over pods, optimistic concurrency).
 //!
@@ -27,11 +29,13 @@
 //! ```
 
 pub mod binding;
+pub mod cri_node;
 pub mod identity;
 pub mod node;
 pub mod options;
 pub mod pod_status;
 pub mod runner;
+pub mod runtime_status;
 pub mod selector;
 pub mod termination;
 

@@ -63,6 +63,13 @@ pub struct SimulatorConfig {
     /// Pods reconciled at the same time.
     #[arg(long, default_value_t = 16)]
     pub concurrency: u16,
+    /// containerd-backed mode for a node (repeatable): its pods run as real sandboxes and containers on the
+    /// CRI v1 runtime at this endpoint (see `scripts/containerd.sh`).
+    #[arg(long = "cri-endpoint", value_name = "NODE=unix:///PATH", value_parser = parse_cri_endpoint)]
+    pub cri_endpoints: Vec<(String, String)>,
+    /// Where containerd-backed pods write their container logs.
+    #[arg(long, default_value = "/tmp/kruise-sim-pod-logs")]
+    pub pod_log_dir: std::path::PathBuf,
 }
 
 impl Default for SimulatorConfig {
@@ -86,6 +93,8 @@ impl Default for SimulatorConfig {
             heartbeat_interval: Duration::from_secs(30),
             delete_nodes_on_exit: false,
             concurrency: 16,
+            cri_endpoints: Vec::new(),
+            pod_log_dir: "/tmp/kruise-sim-pod-logs".into(),
         }
     }
 }
@@ -108,6 +117,10 @@ impl SimulatorConfig {
             max_pods: self.max_pods,
         }
     }
+}
+
+fn parse_cri_endpoint(text: &str) -> Result<(String, String), String> {
+    super::cri_node::parse_endpoint_flag(text)
 }
 
 fn parse_selector(text: &str) -> Result<LabelSelector, String> {
@@ -136,6 +149,7 @@ mod tests {
             "--ready-delay=250ms",
             "--never-ready=app=broken",
             "--slow-node=n-1",
+            "--cri-endpoint=n-0=unix:///run/c.sock",
         ])
         .unwrap();
         assert_eq!(cli.config.node_names(), ["n-0", "n-1"]);
@@ -143,6 +157,10 @@ mod tests {
         assert_eq!(cli.config.ready_delay, Duration::from_millis(250));
         assert!(cli.config.never_ready.is_some());
         assert_eq!(cli.config.slow_nodes, ["n-1"]);
+        assert_eq!(
+            cli.config.cri_endpoints,
+            [("n-0".to_owned(), "unix:///run/c.sock".to_owned())]
+        );
     }
 
     #[test]

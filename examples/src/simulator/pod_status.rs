@@ -149,6 +149,18 @@ pub fn decide(pod: &Pod, behaviour: &Behaviour, now: Timestamp) -> StatusDecisio
         status.container_statuses = Some(spec_containers.iter().map(creating_container).collect());
     }
 
+    set_ready_conditions(pod, &mut status, started, now);
+
+    StatusDecision {
+        status: (status != current).then_some(status),
+        recheck_after: recheck.after,
+    }
+}
+
+/// Sets the conditions kubelet owns from the container statuses: `PodScheduled`, `Initialized`,
+/// `ContainersReady` (every container ready, once `started`) and `Ready` (that, and every readiness gate's
+/// condition `True`). Other conditions stay as they are; transition times move only on a change.
+pub fn set_ready_conditions(pod: &Pod, status: &mut PodStatus, started: bool, now: Timestamp) {
     let statuses = status.container_statuses.as_deref().unwrap_or_default();
     let unready: Vec<&str> = statuses
         .iter()
@@ -186,11 +198,6 @@ pub fn decide(pod: &Pod, behaviour: &Behaviour, now: Timestamp) -> StatusDecisio
         now,
         true,
     );
-
-    StatusDecision {
-        status: (status != current).then_some(status),
-        recheck_after: recheck.after,
-    }
 }
 
 /// The earliest future deadline seen while deciding.

@@ -3,6 +3,7 @@
 //! with the pod's `resourceVersion` (a 409 means someone else wrote first: decide again from the newer pod),
 //! removes terminating pods, and renews node heartbeats.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 
 use super::binding::Placement;
+use super::cri_node::{CriNode, CriNodeError};
 use super::identity;
 use super::node;
 use super::options::SimulatorConfig;
@@ -39,6 +41,12 @@ pub enum SimulatorError {
     /// The configured selector is invalid.
     #[error("--never-ready: {0}")]
     Selector(#[from] kruise_api::label_selector::SelectorError),
+    /// A containerd-backed node's runtime endpoint is invalid.
+    #[error("--cri-endpoint: {0}")]
+    Endpoint(#[from] crate::cri::CriError),
+    /// A containerd-backed pod could not be run or reported.
+    #[error(transparent)]
+    CriNode(#[from] CriNodeError),
 }
 
 impl SimulatorError {
@@ -59,6 +67,7 @@ struct Context {
     client: Client,
     config: Arc<SimulatorConfig>,
     placement: Arc<Mutex<Placement>>,
+    cri_nodes: HashMap<String, Arc<CriNode>>,
 }
 
 impl Simulator {
@@ -133,6 +142,11 @@ impl Simulator {
         if let Some(selector) = &self.config.never_ready {
             kruise_api::label_selector::validate(selector)?;
         }
+        let mut cri_nodes = HashMap::new();
+        for (node, endpoint) in &self.config.cri_endpoints {
+            let cri = CriNode::new(endpoint, self.config.pod_log_dir.clone())?;
+            cri_nodes.insert(node.clone(), Arc::new(cri));
+        }
         self.register_nodes().await?;
         let heartbeats = tokio::spawn(heartbeat(self.clone(), shutdown.clone()));
 
@@ -155,6 +169,7 @@ impl Simulator {
             client: self.client.clone(),
             config: Arc::clone(&self.config),
             placement,
+            cri_nodes,
         });
         tracing::info!(nodes = ?self.config.node_names(), binding = ?self.config.binding, "node simulator running");
         Controller::for_stream(stream, reader)
@@ -230,6 +245,12 @@ async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, Simul
     let Some(node_index) = node_index else {
         return Ok(Action::await_change());
     };
+    if let Some(cri) = context.cri_nodes.get(&node) {
+        let next = cri
+            .reconcile(&pod, &api, &identity::node_ip(node_index))
+            .await?;
+        return Ok(next.map_or_else(Action::await_change, Action::requeue));
+    }
     match termination::decide(&pod, config.termination_delay, now) {
         Termination::NotTerminating => {}
         Termination::Wait(wait) => return Ok(Action::requeue(wait)),

@@ -172,7 +172,7 @@ fn not_a_review(message: &str) -> Answer {
 
 /// Serialises the review; the patch goes out as a base64 string, the way `[]byte` is encoded in
 /// Kubernetes' JSON (kube-core's type would write an array of numbers).
-fn answer(http_status: u16, response: &AdmissionResponse) -> Answer {
+pub fn answer(http_status: u16, response: &AdmissionResponse) -> Answer {
     let review = response.clone().into_review();
     let mut value = match serde_json::to_value(&review) {
         Ok(value) => value,

@@ -37,6 +37,8 @@ use super::server::MUTATE_POD_PATH;
 pub const CONFIGURATION_NAME: &str = "kruise-rs-mutating-webhook-configuration";
 /// The name of the pod webhook inside it (upstream's).
 pub const POD_WEBHOOK_NAME: &str = "mpod.kb.io";
+/// The name of the ContainerRecreateRequest webhook inside it (upstream's).
+pub const CRR_WEBHOOK_NAME: &str = "mcontainerrecreaterequest.kb.io";
 /// The field manager of everything kruise-manager applies.
 pub const FIELD_MANAGER: &str = "kruise-manager";
 
@@ -143,6 +145,7 @@ pub fn mutating_webhook_configuration(
         }]),
         match_labels: None,
     });
+    let crr_webhook = crr_webhook(options, ca_bundle, namespace_selector.clone());
     MutatingWebhookConfiguration {
         metadata: ObjectMeta {
             name: Some(CONFIGURATION_NAME.to_owned()),
@@ -152,27 +155,92 @@ pub fn mutating_webhook_configuration(
             )])),
             ..ObjectMeta::default()
         },
-        webhooks: Some(vec![MutatingWebhook {
-            name: POD_WEBHOOK_NAME.to_owned(),
-            admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
-            client_config,
-            failure_policy: Some(options.failure_policy.as_str().to_owned()),
-            match_policy: Some("Equivalent".to_owned()),
-            namespace_selector,
-            object_selector: Some(LabelSelector::default()),
-            reinvocation_policy: Some("Never".to_owned()),
-            rules: Some(vec![RuleWithOperations {
-                api_groups: Some(vec![String::new()]),
-                api_versions: Some(vec!["v1".to_owned()]),
-                operations: Some(vec!["CREATE".to_owned()]),
-                resources: Some(vec!["pods".to_owned()]),
-                scope: Some("Namespaced".to_owned()),
-            }]),
-            side_effects: "None".to_owned(),
-            timeout_seconds: Some(options.timeout_seconds),
-            match_conditions: None,
-        }]),
+        webhooks: Some(vec![
+            MutatingWebhook {
+                name: POD_WEBHOOK_NAME.to_owned(),
+                admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
+                client_config,
+                failure_policy: Some(options.failure_policy.as_str().to_owned()),
+                match_policy: Some("Equivalent".to_owned()),
+                namespace_selector,
+                object_selector: Some(LabelSelector::default()),
+                reinvocation_policy: Some("Never".to_owned()),
+                rules: Some(vec![RuleWithOperations {
+                    api_groups: Some(vec![String::new()]),
+                    api_versions: Some(vec!["v1".to_owned()]),
+                    operations: Some(vec!["CREATE".to_owned()]),
+                    resources: Some(vec!["pods".to_owned()]),
+                    scope: Some("Namespaced".to_owned()),
+                }]),
+                side_effects: "None".to_owned(),
+                timeout_seconds: Some(options.timeout_seconds),
+                match_conditions: None,
+            },
+            crr_webhook,
+        ]),
     }
+}
+
+/// The ContainerRecreateRequest webhook: creations and updates of v1beta1 requests (v1alpha1 ones reach it
+/// converted, `matchPolicy: Equivalent`), at [`crate::crr::admission::MUTATE_CRR_PATH`] next to the pod
+/// webhook.
+fn crr_webhook(
+    options: &WebhookOptions,
+    ca_bundle: &[u8],
+    namespace_selector: Option<LabelSelector>,
+) -> MutatingWebhook {
+    let path = crate::crr::admission::MUTATE_CRR_PATH;
+    let client_config = match &options.target {
+        ClientTarget::Url(url) => WebhookClientConfig {
+            url: Some(sibling_url(url, path)),
+            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
+            service: None,
+        },
+        ClientTarget::Service {
+            namespace,
+            name,
+            port,
+        } => WebhookClientConfig {
+            url: None,
+            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
+            service: Some(ServiceReference {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                path: Some(path.to_owned()),
+                port: Some(*port),
+            }),
+        },
+    };
+    MutatingWebhook {
+        name: CRR_WEBHOOK_NAME.to_owned(),
+        admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
+        client_config,
+        failure_policy: Some(options.failure_policy.as_str().to_owned()),
+        match_policy: Some("Equivalent".to_owned()),
+        namespace_selector,
+        object_selector: Some(LabelSelector::default()),
+        reinvocation_policy: Some("Never".to_owned()),
+        rules: Some(vec![RuleWithOperations {
+            api_groups: Some(vec!["apps.kruise.io".to_owned()]),
+            api_versions: Some(vec!["v1beta1".to_owned()]),
+            operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
+            resources: Some(vec!["containerrecreaterequests".to_owned()]),
+            scope: Some("Namespaced".to_owned()),
+        }]),
+        side_effects: "None".to_owned(),
+        timeout_seconds: Some(options.timeout_seconds),
+        match_conditions: None,
+    }
+}
+
+/// `url` with its path replaced by `path` (`https://host:port/mutate-pod` → `https://host:port<path>`).
+fn sibling_url(url: &str, path: &str) -> String {
+    let after_scheme = url.find("://").map_or(0, |index| index + 3);
+    let host_end = url
+        .get(after_scheme..)
+        .and_then(|rest| rest.find('/'))
+        .map_or(url.len(), |index| after_scheme + index);
+    format!("{}{path}", url.get(..host_end).unwrap_or(url))
 }
 
 /// Writes the configuration (server-side apply, field manager `kruise-manager`, forced).
@@ -302,6 +370,32 @@ mod tests {
         assert_eq!(
             webhook["namespaceSelector"]["matchExpressions"][0],
             serde_json::json!({"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kruise-system", "kube-system"]})
+        );
+    }
+
+    #[test]
+    fn the_crr_webhook_sits_next_to_the_pod_webhook() {
+        let options = WebhookOptions {
+            target: ClientTarget::Url("https://127.0.0.1:9443/mutate-pod".into()),
+            ..WebhookOptions::default()
+        };
+        let value = serde_json::to_value(mutating_webhook_configuration(&options, b"CA")).unwrap();
+        let webhook = &value["webhooks"][1];
+        assert_eq!(webhook["name"], CRR_WEBHOOK_NAME);
+        assert_eq!(
+            webhook["clientConfig"]["url"],
+            "https://127.0.0.1:9443/mutate-apps-kruise-io-v1beta1-containerrecreaterequest"
+        );
+        assert_eq!(
+            webhook["rules"][0]["resources"],
+            serde_json::json!(["containerrecreaterequests"])
+        );
+        assert_eq!(sibling_url("https://h", "/p"), "https://h/p");
+        let service = mutating_webhook_configuration(&WebhookOptions::default(), b"CA");
+        let crr = &service.webhooks.unwrap()[1];
+        assert_eq!(
+            crr.client_config.service.as_ref().unwrap().path.as_deref(),
+            Some(crate::crr::admission::MUTATE_CRR_PATH)
         );
     }
 

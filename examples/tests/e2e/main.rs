@@ -17,8 +17,12 @@
     clippy::panic
 )]
 
+mod container_recreate;
 mod crds;
+mod image_pull;
 mod leader;
+mod node_agents;
+mod sidecar_terminator;
 mod simulator;
 mod support;
 mod webhook;
@@ -48,6 +52,15 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("controllers_run_only_on_the_leader", |c| {
         Box::pin(leader::controllers_run_only_on_the_leader(c))
+    }),
+    ("daemon_recreates_containers", |c| {
+        Box::pin(container_recreate::daemon_recreates_containers(c))
+    }),
+    ("daemon_pulls_images", |c| {
+        Box::pin(image_pull::daemon_pulls_images(c))
+    }),
+    ("job_with_sidecar_completes", |c| {
+        Box::pin(sidecar_terminator::job_with_sidecar_completes(c))
     }),
 ];
 

@@ -220,6 +220,29 @@ impl Process {
         Ok(Self { child, log })
     }
 
+    /// Like [`Process::spawn`], with extra environment variables.
+    pub fn spawn_with_env(
+        program: &str,
+        args: &[String],
+        env: &[(&str, &str)],
+        kubeconfig: &Path,
+        log: PathBuf,
+    ) -> Result<Self> {
+        let file = std::fs::File::create(&log)?;
+        let child = Command::new(program)
+            .args(args)
+            .envs(env.iter().copied())
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(file.try_clone()?)
+            .stderr(file)
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting {program}"))?;
+        Ok(Self { child, log })
+    }
+
     /// Sends SIGTERM (a graceful stop) and waits at most `timeout` for the exit status.
     pub async fn terminate(&mut self, timeout: Duration) -> Result<std::process::ExitStatus> {
         let pid = self

@@ -1,0 +1,175 @@
+//! The Job sidecar terminator in kruise-manager: for every pod, runs [`super::decide`] and executes the
+//! plan in upstream's order: swap the image of `..._WITH_IMAGE` sidecars in place (a strategic merge patch
+//! of the pod's containers), set the pod's terminal phase with the `SidecarTerminated` condition, then create
+//! the ContainerRecreateRequest `sidecar-termination-<pod uid>` (owned by the pod, `forceRecreate`,
+//! `failurePolicy: Ignore`) that makes kruise-daemon stop the other sidecars.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps::v1beta1::ContainerRecreateRequest;
+use kruise_api::keys::crr as crr_keys;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use super::{SIDECAR_TERMINATED_CONDITION, decide};
+use crate::manager::actions::ActionError;
+use crate::manager::controllers::{ControllerContext, ControllerError, ControllerSet};
+use crate::manager::metrics::ControllerMetrics;
+
+/// The controller's name.
+pub const NAME: &str = "sidecarterminator";
+
+struct Context {
+    client: Client,
+    metrics: ControllerMetrics,
+}
+
+/// Adds the controller to `controllers`.
+pub fn register(controllers: &mut ControllerSet) {
+    controllers.register_fn(NAME, run);
+}
+
+/// Runs the controller until the context's shutdown.
+///
+/// # Errors
+/// Never; the signature is the controller set's.
+pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
+    let shared = Arc::new(Context {
+        client: context.client.clone(),
+        metrics: context.metrics.clone(),
+    });
+    let pods: Api<Pod> = Api::all(context.client.clone());
+    Controller::new(pods, watcher::Config::default())
+        .graceful_shutdown_on(context.shutdown.clone().wait())
+        .run(reconcile, on_error, shared)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "sidecar terminator reconcile failed");
+            }
+        })
+        .await;
+    Ok(())
+}
+
+fn key(pod: &Pod) -> String {
+    format!("{}/{}", pod.namespace().unwrap_or_default(), pod.name_any())
+}
+
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run expects
+fn on_error(pod: Arc<Pod>, error: &ActionError, _context: Arc<Context>) -> Action {
+    tracing::warn!(pod = %key(&pod), %error, "sidecar terminator failed; retrying");
+    Action::requeue(error.requeue_after())
+}
+
+async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, ActionError> {
+    let started = std::time::Instant::now();
+    let result = sync(&pod, &context).await;
+    context
+        .metrics
+        .observe_reconcile(started.elapsed(), result.is_ok());
+    result
+}
+
+async fn on_virtual_kubelet(client: &Client, pod: &Pod) -> Result<bool, ActionError> {
+    let Some(node) = pod.spec.as_ref().and_then(|spec| spec.node_name.clone()) else {
+        return Ok(false);
+    };
+    let nodes: Api<Node> = Api::all(client.clone());
+    let found = nodes
+        .get_opt(&node)
+        .await
+        .map_err(|error| ActionError::from_kube(node.clone(), error))?;
+    Ok(found
+        .and_then(|node| node.metadata.labels)
+        .and_then(|labels| labels.get(crr_keys::VIRTUAL_KUBELET_TYPE_LABEL).cloned())
+        .is_some_and(|value| value == crr_keys::VIRTUAL_KUBELET_TYPE))
+}
+
+async fn sync(pod: &Pod, context: &Context) -> Result<Action, ActionError> {
+    // Cheap filters first: only finished-or-finishing Job-like pods with sidecars are looked at closely.
+    if super::decide(pod, false).is_none() {
+        return Ok(Action::await_change());
+    }
+    let virtual_kubelet = on_virtual_kubelet(&context.client, pod).await?;
+    let Some(plan) = decide(pod, virtual_kubelet) else {
+        return Ok(Action::await_change());
+    };
+    let namespace = pod.namespace().unwrap_or_default();
+    let pods: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+    let failed = |error| ActionError::from_kube(key(pod), error);
+    if !plan.swap_images.is_empty() {
+        let containers: Vec<_> = plan
+            .swap_images
+            .iter()
+            .map(|(name, image)| json!({"name": name, "image": image}))
+            .collect();
+        let patch = json!({"metadata": {"resourceVersion": pod.resource_version()}, "spec": {"containers": containers}});
+        pods.patch(
+            &pod.name_any(),
+            &PatchParams::default(),
+            &Patch::Strategic(&patch),
+        )
+        .await
+        .map_err(failed)?;
+        tracing::info!(pod = %key(pod), swaps = ?plan.swap_images, "swapped sidecar images to end them");
+    }
+    if let Some(terminal) = plan.terminate {
+        let now = Timestamp::from_second(Timestamp::now().as_second())
+            .unwrap_or_else(|_| Timestamp::now());
+        let patch = json!({"metadata": {"resourceVersion": pod.resource_version()}, "status": {
+            "phase": terminal.phase(),
+            "conditions": [{"type": SIDECAR_TERMINATED_CONDITION, "status": "True",
+                "lastTransitionTime": now.to_string(), "message": "Terminated by Sidecar Terminator"}],
+        }});
+        match pods
+            .patch_status(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(&patch),
+            )
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(pod = %key(pod), phase = terminal.phase(), "main containers done: ended the pod");
+            }
+            // A newer pod (the image patch above, or kubelet): decide again from it.
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                return Ok(Action::requeue(Duration::from_millis(100)));
+            }
+            Err(error) => return Err(failed(error)),
+        }
+    }
+    if plan.kill.is_empty() {
+        return Ok(Action::await_change());
+    }
+    let crrs: Api<ContainerRecreateRequest> = Api::namespaced(context.client.clone(), &namespace);
+    let name = plan.crr_name(pod);
+    let crr: ContainerRecreateRequest = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
+        "metadata": {"name": name, "namespace": namespace, "ownerReferences": [{
+            "apiVersion": "v1", "kind": "Pod", "name": pod.name_any(), "uid": pod.uid().unwrap_or_default(),
+            "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"podName": pod.name_any(),
+            "containers": plan.kill.iter().map(|name| json!({"name": name})).collect::<Vec<_>>(),
+            "strategy": {"forceRecreate": true, "failurePolicy": "Ignore"}},
+    }))
+    .map_err(|error| ActionError::Api {
+        object: name.clone(),
+        source: kube::Error::SerdeError(error),
+    })?;
+    match crrs.create(&PostParams::default(), &crr).await {
+        Ok(_) => {
+            tracing::info!(pod = %key(pod), sidecars = ?plan.kill, request = %name, "asked kruise-daemon to stop the sidecars");
+        }
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => return Err(ActionError::from_kube(name, error)),
+    }
+    Ok(Action::await_change())
+}

@@ -1,0 +1,172 @@
+//! ImagePullJobs on real containerd: kruise-manager creates a NodeImage per node and hands the job's tag to
+//! at most `parallelism` nodes at a time; each node's kruise-daemon pulls it from a local registry through
+//! the CRI ImageService (with the credentials of the job's pull secret for the registry with basic auth)
+//! and reports the tag's status; the job reports its progress and completes.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, ensure};
+use k8s_openapi::api::core::v1::Secret;
+use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullPhase, NodeImage};
+use kruise_examples::cri::CriClient;
+use kube::api::PostParams;
+use kube::{Api, Client};
+use serde_json::json;
+
+use crate::node_agents::NodeAgents;
+use crate::support::{Cluster, wait_for};
+
+const NAMESPACE: &str = "e2e-imagepull";
+const WAIT: Duration = Duration::from_secs(90);
+
+pub async fn daemon_pulls_images(cluster: &Cluster) -> Result<()> {
+    let Some(agents) = NodeAgents::start(cluster, "e2e-pull", 2, NAMESPACE).await? else {
+        return Ok(());
+    };
+    let result = scenario(&cluster.client, &agents).await;
+    let rss = agents.daemon_rss_kib();
+    eprintln!("    kruise-daemon RSS after the pulls: {rss:?} KiB");
+    let logs = agents.logs();
+    let stopped = agents.stop().await;
+    result.with_context(|| logs)?;
+    stopped
+}
+
+async fn scenario(client: &Client, agents: &NodeAgents) -> Result<()> {
+    let node_images: Api<NodeImage> = Api::all(client.clone());
+    for node in &agents.nodes {
+        wait_for(&format!("the NodeImage of {node}"), WAIT, || async {
+            Ok(node_images.get_opt(node).await?)
+        })
+        .await?;
+    }
+    let runtimes: Vec<CriClient> = agents
+        .runtime
+        .endpoints
+        .iter()
+        .map(|(_, endpoint)| CriClient::connect_lazy(endpoint))
+        .collect::<Result<_, _>>()?;
+    let image = format!("{}/kruise-test/busybox:v2", agents.runtime.registry);
+    for runtime in &runtimes {
+        ensure!(
+            runtime.image_status(&image).await?.is_none(),
+            "{image} is there before the job"
+        );
+    }
+
+    let jobs: Api<ImagePullJob> = Api::namespaced(client.clone(), NAMESPACE);
+    let job: ImagePullJob = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "ImagePullJob",
+        "metadata": {"name": "busybox-v2"},
+        "spec": {"image": image, "parallelism": 1, "selector": {"names": agents.nodes},
+            "pullPolicy": {"timeoutSeconds": 60, "backoffLimit": 1},
+            "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": 600}},
+    }))?;
+    jobs.create(&PostParams::default(), &job).await?;
+    let deadline = Instant::now() + WAIT;
+    let mut messages = BTreeSet::new();
+    let mut most_active = 0;
+    let done = loop {
+        let job = jobs.get("busybox-v2").await?;
+        let status = job.status.clone().unwrap_or_default();
+        most_active = most_active.max(status.active);
+        if !status.message.is_empty() {
+            messages.insert(status.message.clone());
+        }
+        if status.completion_time.is_some() {
+            break status;
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "job not complete after {WAIT:?}: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    ensure!(
+        (done.desired, done.succeeded, done.failed) == (2, 2, 0),
+        "status {done:?}"
+    );
+    ensure!(
+        done.message == "job has completed",
+        "message {:?}",
+        done.message
+    );
+    ensure!(
+        most_active <= 1,
+        "parallelism 1 but {most_active} nodes pulled at once"
+    );
+    ensure!(
+        messages.contains("job is running, progress 50.0%"),
+        "no progress reported on the way: {messages:?}"
+    );
+    for (runtime, node) in runtimes.iter().zip(&agents.nodes) {
+        ensure!(
+            runtime.image_status(&image).await?.is_some(),
+            "{image} not on {node}"
+        );
+        let node_image = node_images.get(node).await?;
+        let tag = node_image
+            .status
+            .as_ref()
+            .and_then(|status| {
+                status
+                    .image_statuses
+                    .get(&format!("{}/kruise-test/busybox", agents.runtime.registry))
+            })
+            .and_then(|image| image.tags.iter().find(|tag| tag.tag == "v2"))
+            .with_context(|| format!("no v2 status on {node}: {:?}", node_image.status))?;
+        ensure!(
+            tag.phase == ImagePullPhase::Succeeded && tag.progress == 100,
+            "{node}: {tag:?}"
+        );
+        ensure!(
+            tag.image_id.starts_with("sha256:"),
+            "{node}: imageID {:?}",
+            tag.image_id
+        );
+    }
+    eprintln!("    ImagePullJob progress messages seen: {messages:?}");
+    private_image_with_a_pull_secret(client, agents, &runtimes).await
+}
+
+async fn private_image_with_a_pull_secret(
+    client: &Client,
+    agents: &NodeAgents,
+    runtimes: &[CriClient],
+) -> Result<()> {
+    let (user, password) = agents.runtime.auth.split_once(':').context("auth")?;
+    let registry = &agents.runtime.auth_registry;
+    let config = json!({"auths": {registry.as_str(): {"username": user, "password": password}}});
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "regcred"}, "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": config.to_string()},
+    }))?;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
+    secrets.create(&PostParams::default(), &secret).await?;
+    let image = format!("{registry}/private/busybox:v3");
+    let jobs: Api<ImagePullJob> = Api::namespaced(client.clone(), NAMESPACE);
+    let job: ImagePullJob = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "ImagePullJob",
+        "metadata": {"name": "private-v3"},
+        "spec": {"image": image, "parallelism": 2, "pullSecrets": ["regcred"], "selector": {"names": agents.nodes},
+            "pullPolicy": {"timeoutSeconds": 60, "backoffLimit": 1}, "completionPolicy": {"type": "Always"}},
+    }))?;
+    jobs.create(&PostParams::default(), &job).await?;
+    let status = wait_for("the private image job to complete", WAIT, || async {
+        let job = jobs.get("private-v3").await?;
+        Ok(job.status.filter(|status| status.completion_time.is_some()))
+    })
+    .await?;
+    ensure!(
+        (status.succeeded, status.failed) == (2, 0),
+        "status {status:?}"
+    );
+    for runtime in runtimes {
+        ensure!(
+            runtime.image_status(&image).await?.is_some(),
+            "{image} not pulled"
+        );
+    }
+    Ok(())
+}

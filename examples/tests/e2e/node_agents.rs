@@ -1,0 +1,311 @@
+//! What the node-agent scenarios share: real containerd instances (one per simulated node, from
+//! `scripts/containerd.sh` in a private run directory, stopped at the end), the node simulator in its
+//! containerd-backed mode, kruise-manager (the binary: webhooks and controllers) and one kruise-daemon
+//! process per node.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use kruise_examples::shutdown;
+use kruise_examples::simulator::{Simulator, SimulatorConfig};
+use tokio::task::JoinHandle;
+
+use crate::support::{Cluster, Process, free_port, http_get, wait_for};
+
+/// The busybox image every containerd has (built from Debian's busybox-static, no registry).
+pub const BUSYBOX: &str = "localhost/kruise-test/busybox:1.35";
+/// A busybox whose stop signal the runtime cannot parse: stopping it with a grace period fails.
+pub const BADSTOP: &str = "localhost/kruise-test/badstop:1.35";
+/// A command that runs until SIGTERM, then exits 0 at once.
+pub const SERVE: &str = "trap 'exit 0' TERM; while true; do sleep 1; done";
+
+/// Where the simulator's containerd-backed pods write their logs:
+/// `<dir>/<namespace>_<pod>_<uid>/<container>_<restart count>.log`.
+pub fn pod_log_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("kruise-rs-e2e-pod-logs-{}", std::process::id()))
+}
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("scripts")
+        .join("containerd.sh")
+}
+
+/// Running containerd instances and their registries.
+pub struct Runtime {
+    dir: PathBuf,
+    /// `(node, endpoint)`, one per node.
+    pub endpoints: Vec<(String, String)>,
+    /// `127.0.0.1:PORT` of the plain registry (`kruise-test/busybox:v1`, `:v2`).
+    pub registry: String,
+    /// `127.0.0.1:PORT` of the registry with basic auth (`private/busybox:v3`).
+    pub auth_registry: String,
+    /// `user:password` of the auth registry.
+    pub auth: String,
+}
+
+impl Runtime {
+    /// Installs (cached) and starts one containerd per node; `Ok(Err(reason))` when containerd cannot run
+    /// here (the scenario then skips with that reason).
+    pub fn start(name: &str, nodes: &[String]) -> Result<std::result::Result<Self, String>> {
+        let dir =
+            std::env::temp_dir().join(format!("kruise-rs-e2e-cri-{name}-{}", std::process::id()));
+        for (step, args) in [
+            ("install", vec!["install".to_owned()]),
+            ("start", {
+                let mut args = vec!["start".to_owned()];
+                args.extend(nodes.iter().cloned());
+                args
+            }),
+        ] {
+            let output = std::process::Command::new(script())
+                .args(&args)
+                .env("KRUISE_CRI_DIR", &dir)
+                .stdin(Stdio::null())
+                .output()
+                .with_context(|| format!("running scripts/containerd.sh {step}"))?;
+            let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            match output.status.code() {
+                Some(0) => {}
+                Some(3) => return Ok(Err(stderr)),
+                _ => bail!("scripts/containerd.sh {step} failed: {stderr}"),
+            }
+        }
+        let mut runtime = Self {
+            dir,
+            endpoints: Vec::new(),
+            registry: String::new(),
+            auth_registry: String::new(),
+            auth: String::new(),
+        };
+        let output = std::process::Command::new(script())
+            .arg("env")
+            .env("KRUISE_CRI_DIR", &runtime.dir)
+            .output()?;
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            let Some((key, value)) = line.trim_start_matches("export ").split_once('=') else {
+                continue;
+            };
+            let value = value.trim_matches('\'').to_owned();
+            match key {
+                "KRUISE_CRI_ENDPOINTS" => {
+                    runtime.endpoints = value
+                        .split(',')
+                        .filter_map(|pair| pair.split_once('='))
+                        .map(|(node, endpoint)| (node.to_owned(), endpoint.to_owned()))
+                        .collect();
+                }
+                "KRUISE_CRI_REGISTRY" => runtime.registry = value,
+                "KRUISE_CRI_AUTH_REGISTRY" => runtime.auth_registry = value,
+                "KRUISE_CRI_AUTH" => runtime.auth = value,
+                _ => {}
+            }
+        }
+        if runtime.endpoints.len() != nodes.len() {
+            bail!(
+                "scripts/containerd.sh env: endpoints {:?}",
+                runtime.endpoints
+            );
+        }
+        Ok(Ok(runtime))
+    }
+
+    /// Stops everything it started (idempotent).
+    pub fn stop(&mut self) {
+        if self.endpoints.is_empty() {
+            return;
+        }
+        self.endpoints.clear();
+        let _ = std::process::Command::new(script())
+            .arg("stop")
+            .env("KRUISE_CRI_DIR", &self.dir)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The simulator, kruise-manager and the daemons of one scenario, stopped when dropped (the runtime last).
+pub struct NodeAgents {
+    /// The node names.
+    pub nodes: Vec<String>,
+    /// The kruise-daemon processes, one per node, with their health ports.
+    pub daemons: Vec<(Process, u16)>,
+    manager: Process,
+    simulator: Option<(shutdown::Trigger, JoinHandle<()>)>,
+    /// The runtime (stopped after everything else).
+    pub runtime: Runtime,
+}
+
+impl NodeAgents {
+    /// Starts containerd for `nodes` (`<prefix>-0`, ...), kruise-manager, the simulator (pods of
+    /// `namespace`) and a daemon per node. `Ok(None)` when the scenario must skip (reason printed).
+    pub async fn start(
+        cluster: &Cluster,
+        prefix: &str,
+        nodes: usize,
+        namespace: &str,
+    ) -> Result<Option<Self>> {
+        if cluster.external {
+            eprintln!(
+                "    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on this machine's loopback)"
+            );
+            return Ok(None);
+        }
+        let names: Vec<String> = (0..nodes)
+            .map(|index| format!("{prefix}-{index}"))
+            .collect();
+        let runtime = match Runtime::start(prefix, &names)? {
+            Ok(runtime) => runtime,
+            Err(reason) => {
+                eprintln!("    SKIPPED: containerd cannot run on this machine: {reason}");
+                return Ok(None);
+            }
+        };
+        crate::support::ensure_namespace(&cluster.client, namespace).await?;
+        let (metrics_port, webhook_port) = (free_port()?, free_port()?);
+        let args: Vec<String> = [
+            "--create-namespace".to_owned(),
+            format!("--identity=e2e-{prefix}"),
+            format!("--leader-election-id=e2e-{prefix}"),
+            format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
+            format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
+            format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
+        ]
+        .into();
+        let manager = Process::spawn_with_env(
+            env!("CARGO_BIN_EXE_kruise-manager"),
+            &args,
+            &[("KRUISE_NODEIMAGE_CREATION_DELAY", "0s")],
+            &cluster.kubeconfig,
+            cluster.log(&format!("manager-{prefix}")),
+        )?;
+        let config = SimulatorConfig {
+            nodes,
+            node_prefix: prefix.into(),
+            namespace: Some(namespace.into()),
+            delete_nodes_on_exit: true,
+            cri_endpoints: runtime.endpoints.clone(),
+            pod_log_dir: pod_log_dir(),
+            ..SimulatorConfig::default()
+        };
+        let (stop, stopped) = shutdown::channel();
+        let client = cluster.client.clone();
+        let simulator = tokio::spawn(async move {
+            if let Err(error) = Simulator::new(client, config).run(stopped).await {
+                eprintln!("    simulator failed: {error}");
+            }
+        });
+        let mut daemons = Vec::new();
+        for (node, endpoint) in &runtime.endpoints {
+            let port = free_port()?;
+            let args = vec![
+                format!("--node-name={node}"),
+                format!("--cri-endpoint={endpoint}"),
+                format!("--health-bind-address=127.0.0.1:{port}"),
+            ];
+            // `KRUISE_E2E_DAEMON_BIN` runs another build (a release one, to measure it).
+            let program = std::env::var("KRUISE_E2E_DAEMON_BIN")
+                .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kruise-daemon").to_owned());
+            let process = Process::spawn(
+                &program,
+                &args,
+                &cluster.kubeconfig,
+                cluster.log(&format!("daemon-{node}")),
+            )?;
+            daemons.push((process, port));
+        }
+        let agents = Self {
+            nodes: names,
+            daemons,
+            manager,
+            simulator: Some((stop, simulator)),
+            runtime,
+        };
+        wait_for(
+            "kruise-manager /readyz",
+            Duration::from_secs(90),
+            || async {
+                Ok(http_get(metrics_port, "/readyz")
+                    .await
+                    .ok()
+                    .filter(|(code, _)| *code == 200)
+                    .map(|_| ()))
+            },
+        )
+        .await?;
+        for (_, port) in &agents.daemons {
+            let port = *port;
+            wait_for(
+                "kruise-daemon /healthz",
+                Duration::from_secs(30),
+                || async {
+                    Ok(http_get(port, "/healthz")
+                        .await
+                        .ok()
+                        .filter(|(code, _)| *code == 200)
+                        .map(|_| ()))
+                },
+            )
+            .await?;
+        }
+        Ok(Some(agents))
+    }
+
+    /// The tails of the manager's and the daemons' logs (for failure messages).
+    pub fn logs(&self) -> String {
+        let mut text = format!(
+            "manager log {}:\n{}",
+            self.manager.log.display(),
+            self.manager.tail()
+        );
+        for (daemon, _) in &self.daemons {
+            text.push_str(&format!(
+                "\ndaemon log {}:\n{}",
+                daemon.log.display(),
+                daemon.tail()
+            ));
+        }
+        text
+    }
+
+    /// The resident memory of each daemon process (`VmRSS` of /proc/PID/status), in KiB.
+    pub fn daemon_rss_kib(&self) -> Vec<u64> {
+        self.daemons
+            .iter()
+            .filter_map(|(process, _)| process.child.id())
+            .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+            .filter_map(|status| {
+                status
+                    .lines()
+                    .find(|line| line.starts_with("VmRSS:"))
+                    .and_then(|line| line.split_whitespace().nth(1))
+                    .and_then(|kib| kib.parse().ok())
+            })
+            .collect()
+    }
+
+    /// Stops the daemons, the manager (gracefully: it removes its webhook configuration), the simulator
+    /// (which deletes its nodes) and the runtime.
+    pub async fn stop(mut self) -> Result<()> {
+        for (daemon, _) in &mut self.daemons {
+            let _ = daemon.terminate(Duration::from_secs(10)).await;
+        }
+        let stopped = self.manager.terminate(Duration::from_secs(15)).await;
+        if let Some((stop, task)) = self.simulator.take() {
+            stop.trigger();
+            let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
+        }
+        self.runtime.stop();
+        stopped.map(drop)
+    }
+}
