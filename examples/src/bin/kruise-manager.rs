@@ -18,7 +18,10 @@ struct Cli {
 
 /// The controllers this binary runs while leading (the CloneSet controller registers here).
 fn controllers() -> ControllerSet {
-    ControllerSet::new()
+    let mut controllers = ControllerSet::new();
+    controllers.register(kruise_examples::manager::broadcast_job::BroadcastJobController);
+    controllers.register(kruise_examples::manager::advanced_cron_job::AdvancedCronJobController);
+    controllers
 }
 
 #[tokio::main]

@@ -6,6 +6,7 @@
 //! * [`pod_status`]: the status a kubelet would report now (pure): Pending, then Running with deterministic
 //!   [`identity`] (image IDs per image, container IDs per start), `Ready` honouring readiness gates, and a
 //!   restart of just the changed container after an in-place image update;
+//! * [`job_exit`]: job pods (`restartPolicy` Never/OnFailure) exit with a code after the job run duration;
 //! * [`termination`]: terminating pods are removed (grace period 0) after the termination delay;
 //! * failure injection ([`SimulatorConfig::never_ready`], [`SimulatorConfig::slow_nodes`]);
 //! * [`Simulator`]: the I/O loop (kube-runtime reflector + controller over pods, optimistic concurrency).
@@ -28,6 +29,7 @@
 
 pub mod binding;
 pub mod identity;
+pub mod job_exit;
 pub mod node;
 pub mod options;
 pub mod pod_status;

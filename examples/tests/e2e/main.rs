@@ -18,6 +18,7 @@
 )]
 
 mod crds;
+mod jobs;
 mod leader;
 mod simulator;
 mod support;
@@ -48,6 +49,15 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("controllers_run_only_on_the_leader", |c| {
         Box::pin(leader::controllers_run_only_on_the_leader(c))
+    }),
+    ("conversion_webhook_round_trips", |c| {
+        Box::pin(jobs::conversion_webhook_round_trips(c))
+    }),
+    ("broadcast_job_runs_on_every_eligible_node", |c| {
+        Box::pin(jobs::broadcast_job_runs_on_every_eligible_node(c))
+    }),
+    ("advanced_cron_job_schedules_broadcast_jobs", |c| {
+        Box::pin(jobs::advanced_cron_job_schedules_broadcast_jobs(c))
     }),
 ];
 
