@@ -135,6 +135,12 @@ fn contains(actual: &Value, expected: &Value, path: &str) -> Result<()> {
             }
             Ok(())
         }
+        (Value::Array(actual), Value::Array(expected)) if actual.len() == expected.len() => {
+            for (index, (actual, expected)) in actual.iter().zip(expected).enumerate() {
+                contains(actual, expected, &format!("{path}[{index}]"))?;
+            }
+            Ok(())
+        }
         _ if actual == expected => Ok(()),
         _ => bail!("{path}: expected {expected}, read {actual}"),
     }
@@ -301,11 +307,30 @@ fn on_our_nodes() -> Value {
         {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": NODES}]}]}}})
 }
 
+/// Waits until the simulated nodes are Ready and untainted (the node lifecycle controller taints new nodes
+/// `not-ready` until it has seen them Ready; a BroadcastJob created before that would leave them out).
 async fn nodes_ready(client: &Client) -> Result<()> {
     let nodes: Api<Node> = Api::all(client.clone());
-    wait_for("the simulated nodes", WAIT, || async {
+    wait_for("the simulated nodes Ready and untainted", WAIT, || async {
         for name in NODES {
-            if nodes.get_opt(name).await?.is_none() {
+            let Some(node) = nodes.get_opt(name).await? else {
+                return Ok(None);
+            };
+            let tainted = node
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.taints.as_ref())
+                .is_some_and(|taints| !taints.is_empty());
+            let ready = node
+                .status
+                .as_ref()
+                .and_then(|status| status.conditions.as_ref())
+                .is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|c| c.type_ == "Ready" && c.status == "True")
+                });
+            if tainted || !ready {
                 return Ok(None);
             }
         }
