@@ -307,20 +307,39 @@ fn on_our_nodes() -> Value {
         {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": NODES}]}]}}})
 }
 
-/// Waits until the simulated nodes are Ready and untainted (the node lifecycle controller taints new nodes
-/// `not-ready` until it has seen them Ready; a BroadcastJob created before that would leave them out).
+/// The node lifecycle taints the control plane puts on simulated nodes (they have no kubelet Lease); job pods
+/// tolerate them, as broadcast jobs that must reach every node do.
+const LIFECYCLE_TAINTS: [&str; 2] = [
+    "node.kubernetes.io/not-ready",
+    "node.kubernetes.io/unreachable",
+];
+
+fn lifecycle_tolerations() -> Value {
+    Value::Array(
+        LIFECYCLE_TAINTS
+            .iter()
+            .map(|key| json!({"key": key, "operator": "Exists"}))
+            .collect(),
+    )
+}
+
+/// Waits until the simulated nodes exist and are Ready, with no taint but the lifecycle ones.
 async fn nodes_ready(client: &Client) -> Result<()> {
     let nodes: Api<Node> = Api::all(client.clone());
-    wait_for("the simulated nodes Ready and untainted", WAIT, || async {
+    wait_for("the simulated nodes Ready", WAIT, || async {
         for name in NODES {
             let Some(node) = nodes.get_opt(name).await? else {
-                return Ok(None);
+                bail!("node {name} not registered yet");
             };
-            let tainted = node
+            let taints: Vec<String> = node
                 .spec
                 .as_ref()
-                .and_then(|spec| spec.taints.as_ref())
-                .is_some_and(|taints| !taints.is_empty());
+                .and_then(|spec| spec.taints.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|taint| !LIFECYCLE_TAINTS.contains(&taint.key.as_str()))
+                .map(|taint| format!("{}:{}", taint.key, taint.effect))
+                .collect();
             let ready = node
                 .status
                 .as_ref()
@@ -330,24 +349,33 @@ async fn nodes_ready(client: &Client) -> Result<()> {
                         .iter()
                         .any(|c| c.type_ == "Ready" && c.status == "True")
                 });
-            if tainted || !ready {
-                return Ok(None);
-            }
+            ensure!(
+                ready && taints.is_empty(),
+                "node {name}: ready {ready}, taints {taints:?}"
+            );
         }
         Ok(Some(()))
     })
     .await
 }
 
+/// Adds `taint` to `node` (keeping the others), or removes the e2e taint when `None`.
 async fn set_taint(client: &Client, node: &str, taint: Option<Value>) -> Result<()> {
     let nodes: Api<Node> = Api::all(client.clone());
-    let taints = taint.map_or_else(|| json!(null), |taint| json!([taint]));
+    let current = nodes.get(node).await?;
+    let mut taints: Vec<Value> = current
+        .spec
+        .and_then(|spec| spec.taints)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|existing| existing.key != "e2e-jobs/blocked")
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()?;
+    taints.extend(taint);
+    let patch = json!({"metadata": {"resourceVersion": current.metadata.resource_version},
+        "spec": {"taints": taints}});
     nodes
-        .patch(
-            node,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"taints": taints}})),
-        )
+        .patch(node, &PatchParams::default(), &Patch::Merge(&patch))
         .await?;
     Ok(())
 }
@@ -379,7 +407,7 @@ async fn broadcast_jobs(client: &Client) -> Result<()> {
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "BroadcastJob",
         "metadata": {"name": "hello"},
         "spec": {"parallelism": 1, "template": {"metadata": {"labels": {"app": "hello"}},
-            "spec": {"restartPolicy": "Never", "affinity": on_our_nodes(),
+            "spec": {"restartPolicy": "Never", "affinity": on_our_nodes(), "tolerations": lifecycle_tolerations(),
                 "containers": [{"name": "main", "image": "busybox"}]}}}
     }))?;
     let _ = jobs.delete("hello", &DeleteParams::background()).await;
@@ -455,7 +483,7 @@ async fn broadcast_jobs(client: &Client) -> Result<()> {
         "metadata": {"name": "failing"},
         "spec": {"completionPolicy": {"ttlSecondsAfterFinished": 2},
             "template": {"metadata": {"annotations": {"simulator.kruise.io/exit-code": "3"}},
-            "spec": {"restartPolicy": "Never", "affinity": on_our_nodes(),
+            "spec": {"restartPolicy": "Never", "affinity": on_our_nodes(), "tolerations": lifecycle_tolerations(),
                 "containers": [{"name": "main", "image": "busybox"}]}}}
     }))?;
     let _ = jobs.delete("failing", &DeleteParams::background()).await;
@@ -514,6 +542,7 @@ fn cron_job(name: &str, policy: &str, restart_policy: &str) -> Result<AdvancedCr
             "successfulJobsHistoryLimit": 2, "failedJobsHistoryLimit": 1,
             "template": {"broadcastJobTemplate": {"metadata": {"labels": {"cron": name}},
                 "spec": {"template": {"spec": {"restartPolicy": restart_policy, "affinity": on_our_nodes(),
+                    "tolerations": lifecycle_tolerations(),
                     "containers": [{"name": "main", "image": "busybox"}]}}}}}}
     }))?)
 }
