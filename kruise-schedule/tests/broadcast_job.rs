@@ -3,7 +3,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value
 )]
 
 use std::time::Duration;
@@ -184,9 +185,9 @@ fn running_pods_keep_it_running() {
 fn completion_policy_never_never_completes() {
     let job = job(json!({"completionPolicy": {"type": "Never"}}), json!({}));
     let pods = [pod("p-a", "a", "Succeeded", 0)];
-    let plan = plan(&job, &pods, &nodes(&["a"]), now());
-    assert!(plan.status.conditions.is_empty());
-    assert_eq!(plan.status.phase.as_str(), "running");
+    let first = plan(&job, &pods, &nodes(&["a"]), now());
+    assert!(first.status.conditions.is_empty());
+    assert_eq!(first.status.phase.as_str(), "running");
     // A node that joins later still gets a pod.
     let later = plan(&job, &pods, &nodes(&["a", "z"]), now());
     assert_eq!(later.create_on, ["z"]);

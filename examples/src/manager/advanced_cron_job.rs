@@ -354,6 +354,7 @@ async fn publish(
     }
 }
 
+#[allow(clippy::needless_pass_by_value)] // kube-runtime's error policy signature
 fn error_policy(acj: Arc<AdvancedCronJob>, error: &AdvancedCronJobError, _: Arc<Shared>) -> Action {
     tracing::warn!(acj = %key(&acj), %error, "AdvancedCronJob reconcile failed");
     match &error.source {

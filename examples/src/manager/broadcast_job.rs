@@ -284,6 +284,7 @@ async fn publish(shared: &Shared, job: &BroadcastJob, warning: bool, reason: &st
     }
 }
 
+#[allow(clippy::needless_pass_by_value)] // kube-runtime's error policy signature
 fn error_policy(job: Arc<BroadcastJob>, error: &BroadcastJobError, _: Arc<Shared>) -> Action {
     tracing::warn!(job = %key(&job), %error, "BroadcastJob reconcile failed");
     match error {

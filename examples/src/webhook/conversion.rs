@@ -44,9 +44,8 @@ pub fn review(body: &[u8]) -> Answer {
             return not_a_review(&format!("the body is not a ConversionReview: {error}"));
         }
     };
-    let request = match ConversionRequest::try_from(parsed) {
-        Ok(request) => request,
-        Err(_) => return not_a_review("the ConversionReview has no request"),
+    let Ok(request) = ConversionRequest::try_from(parsed) else {
+        return not_a_review("the ConversionReview has no request");
     };
     if request.uid.is_empty() {
         return not_a_review("the ConversionReview request has no uid");
@@ -127,6 +126,7 @@ mod tests {
 
     use super::*;
 
+    #[allow(clippy::needless_pass_by_value)] // test tables read better with owned lists
     fn request(desired: &str, objects: Vec<Value>) -> Vec<u8> {
         serde_json::to_vec(&json!({
             "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",

@@ -620,7 +620,11 @@ async fn cron_jobs(client: &Client) -> Result<()> {
     let cron = crons.get("forbid").await?;
     let status = cron.status.context("no AdvancedCronJob status")?;
     ensure!(
-        status.type_.as_ref().map(|t| t.as_str()) == Some("BroadcastJob"),
+        status
+            .type_
+            .as_ref()
+            .map(kruise_api::apps::v1beta1::TemplateKind::as_str)
+            == Some("BroadcastJob"),
         "{status:?}"
     );
     ensure!(status.last_schedule_time.is_some(), "{status:?}");
