@@ -150,7 +150,8 @@ mod tests {
                     "spec": {"containers": [{"name": "main", "image": "nginx"}]}},
                 "scaleStrategy": {"disablePVCReuse": true},
                 "updateStrategy": {"type": "InPlaceOnly", "partition": "20%", "paused": true}},
-            "status": {"replicas": 3, "updateRevision": "demo-1"}
+            "status": {"replicas": 3, "readyReplicas": 2, "availableReplicas": 2, "updatedReplicas": 1,
+                "updatedReadyReplicas": 1, "updateRevision": "demo-1"}
         })
     }
 
