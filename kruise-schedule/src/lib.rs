@@ -30,6 +30,7 @@
 //! ```
 
 pub mod advanced_cron_job;
+pub mod broadcast_job;
 pub mod cloneset;
 pub mod cron;
 pub mod daemonset;

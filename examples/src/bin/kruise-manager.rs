@@ -23,6 +23,8 @@ fn controllers() -> ControllerSet {
     kruise_examples::imagepull::node_image_controller::register(&mut controllers);
     kruise_examples::imagepull::job_controller::register(&mut controllers);
     kruise_examples::sidecar_terminator::controller::register(&mut controllers);
+    controllers.register(kruise_examples::manager::broadcast_job::BroadcastJobController);
+    controllers.register(kruise_examples::manager::advanced_cron_job::AdvancedCronJobController);
     controllers
 }
 

@@ -1,15 +1,85 @@
 //! Installs (or updates) the CustomResourceDefinitions kruise-manager serves, from `kruise-api`, with
 //! server-side apply (field manager `kruise-manager`, forced: the manager owns its CRDs), then waits until
 //! the API server reports each of them `Established`.
+//!
+//! With the webhook enabled the CRDs of kinds with two versions use the `Webhook` conversion strategy,
+//! calling the manager's `/convert` ([`conversion_strategy`]); a manager outside the cluster puts them
+//! back to `None` when it stops ([`reset_conversion_if_pointing_at`]), so the kinds stay readable.
 
 use std::time::Duration;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kruise_api::crd::{CrdOptions, all};
+use k8s_openapi::ByteString;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, WebhookClientConfig,
+};
+use kruise_api::crd::{ConversionStrategy, CrdOptions, all};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
 
-use crate::webhook::configuration::FIELD_MANAGER;
+use crate::webhook::configuration::{ClientTarget, FIELD_MANAGER};
+use crate::webhook::server::CONVERT_PATH;
+
+/// The conversion strategy that sends ConversionReviews to the manager: `url` when the pod webhook is
+/// reached by URL (the conversion URL is derived from it), else the webhook Service at `/convert`.
+#[must_use]
+pub fn conversion_strategy(target: &ClientTarget, ca_bundle: &[u8]) -> ConversionStrategy {
+    match target {
+        ClientTarget::Url(url) => ConversionStrategy::Webhook(WebhookClientConfig {
+            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
+            service: None,
+            url: Some(super::options::conversion_url(url)),
+        }),
+        ClientTarget::Service {
+            namespace,
+            name,
+            port,
+        } => ConversionStrategy::service(namespace, name, CONVERT_PATH, *port, ca_bundle.to_vec()),
+    }
+}
+
+/// Sets `spec.conversion` back to `strategy: None` on every CRD whose conversion webhook calls `url`
+/// (a manager outside the cluster that stops), so objects stay readable without it. Failures are logged.
+pub async fn reset_conversion_if_pointing_at(client: &Client, url: &str) {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crds = all(&CrdOptions::default());
+    let mut reset = 0_usize;
+    for crd in &crds {
+        let name = crd.name_any();
+        let current = match api.get_opt(&name).await {
+            Ok(Some(current)) => current,
+            Ok(None) => continue,
+            Err(error) => {
+                tracing::warn!(%error, crd = %name, "cannot read the CRD to reset its conversion");
+                continue;
+            }
+        };
+        let ours = current
+            .spec
+            .conversion
+            .as_ref()
+            .and_then(|conversion| conversion.webhook.as_ref())
+            .and_then(|webhook| webhook.client_config.as_ref())
+            .and_then(|config| config.url.as_deref())
+            == Some(url);
+        if !ours {
+            continue;
+        }
+        let patch = serde_json::json!({
+            "metadata": {"resourceVersion": current.metadata.resource_version},
+            "spec": {"conversion": {"strategy": "None", "webhook": null}},
+        });
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => reset += 1,
+            Err(error) => tracing::warn!(%error, crd = %name, "resetting the conversion failed"),
+        }
+    }
+    if reset > 0 {
+        tracing::info!(count = reset, %url, "set the CRD conversion back to None");
+    }
+}
 
 /// Why the CRDs could not be installed.
 #[derive(Debug, thiserror::Error)]

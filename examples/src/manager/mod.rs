@@ -2,7 +2,8 @@
 //!
 //! At start it serves `/healthz`, `/readyz` and `/metrics` ([`http`], [`metrics`]), installs or updates
 //! the CRDs ([`crds`]), starts the HTTPS pod webhook ([`crate::webhook`]) and joins the leader election
-//! ([`leader`]). While leading it writes the MutatingWebhookConfiguration (caBundle included) and runs the
+//! ([`leader`]); with the webhook on, the CRDs convert between versions through its `/convert`. While
+//! leading it writes the MutatingWebhookConfiguration (caBundle included) and runs the
 //! registered controllers ([`controllers`]); when leadership ends it stops them, and on SIGINT/SIGTERM it
 //! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
 //! the webhook configuration at shutdown if it still points at it, so pod creation is not left failing on
@@ -27,6 +28,8 @@
 //! ```
 
 pub mod actions;
+pub mod advanced_cron_job;
+pub mod broadcast_job;
 pub mod controllers;
 pub mod crds;
 pub mod expectations;
@@ -42,7 +45,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::Namespace;
-use kruise_api::crd::CrdOptions;
+use kruise_api::crd::{ConversionStrategy, CrdOptions};
 use kube::api::{ObjectMeta, PostParams};
 use kube::runtime::events::Reporter;
 use kube::{Api, Client};
@@ -149,18 +152,24 @@ impl Manager {
         let _stop_servers = StopOnDrop(stop.clone());
 
         ensure_namespace(&client, &options.namespace, options.create_namespace).await?;
+        // The webhook (with `/convert`) serves before the CRDs point their conversion at it.
+        let (webhook_configuration, conversion) = if options.no_webhook {
+            (None, ConversionStrategy::None)
+        } else {
+            let started =
+                start_webhook(&client, &options, &metrics, &readiness, stopped.clone()).await?;
+            (Some(started.configuration), started.conversion)
+        };
         if options.no_install_crds {
             tracing::info!("--no-install-crds: leaving the CRDs as they are");
         } else {
-            crds::install(&client, &CrdOptions::default(), Duration::from_secs(60)).await?;
+            let crd_options = CrdOptions {
+                conversion,
+                ..CrdOptions::default()
+            };
+            crds::install(&client, &crd_options, Duration::from_secs(60)).await?;
         }
         readiness.set("crds", true);
-
-        let webhook_configuration = if options.no_webhook {
-            None
-        } else {
-            Some(start_webhook(&client, &options, &metrics, &readiness, stopped.clone()).await?)
-        };
 
         let reporter = Reporter {
             controller: "kruise-manager".into(),
@@ -202,6 +211,9 @@ impl Manager {
             && !options.no_webhook
         {
             configuration::remove_if_pointing_at(&client, url).await;
+            if !options.no_install_crds {
+                crds::reset_conversion_if_pointing_at(&client, &options::conversion_url(url)).await;
+            }
         }
         stop.trigger();
         let _ = tokio::time::timeout(Duration::from_secs(5), http_server).await;
@@ -274,14 +286,22 @@ async fn ensure_namespace(
     }
 }
 
-/// Makes or reads the certificate, starts the HTTPS server, and returns the configuration to write.
+/// What a started webhook server needs written to the cluster.
+struct StartedWebhook {
+    /// The pod webhook's configuration (written while leading).
+    configuration: MutatingWebhookConfiguration,
+    /// The CRDs' conversion strategy pointing at `/convert`.
+    conversion: ConversionStrategy,
+}
+
+/// Makes or reads the certificate, starts the HTTPS server, and returns the configurations to write.
 async fn start_webhook(
     client: &Client,
     options: &ManagerOptions,
     metrics: &Metrics,
     readiness: &Readiness,
     stopped: Shutdown,
-) -> Result<MutatingWebhookConfiguration, ManagerError> {
+) -> Result<StartedWebhook, ManagerError> {
     let hosts = options.webhook_hosts();
     let material = match (
         &options.tls_cert_file,
@@ -329,10 +349,14 @@ async fn start_webhook(
         excluded_namespaces: excluded,
         ..WebhookOptions::default()
     };
-    Ok(configuration::mutating_webhook_configuration(
-        &webhook,
-        material.ca_pem.as_bytes(),
-    ))
+    let conversion = crds::conversion_strategy(&webhook.target, material.ca_pem.as_bytes());
+    Ok(StartedWebhook {
+        configuration: configuration::mutating_webhook_configuration(
+            &webhook,
+            material.ca_pem.as_bytes(),
+        ),
+        conversion,
+    })
 }
 
 /// Writes the webhook configuration, retrying every 5 s until it works or leading ends.

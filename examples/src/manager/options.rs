@@ -188,6 +188,20 @@ impl ManagerOptions {
     }
 }
 
+/// The URL of the conversion webhook next to the pod webhook at `webhook_url`: the same scheme, host
+/// and port, path `/convert` (`https://127.0.0.1:9876/mutate-pod` -> `https://127.0.0.1:9876/convert`).
+#[must_use]
+pub fn conversion_url(webhook_url: &str) -> String {
+    let (scheme, rest) = webhook_url
+        .split_once("://")
+        .unwrap_or(("https", webhook_url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    format!(
+        "{scheme}://{authority}{}",
+        crate::webhook::server::CONVERT_PATH
+    )
+}
+
 /// The host of an `https://host[:port]/path` URL (brackets of IPv6 literals removed).
 #[must_use]
 pub fn url_host(url: &str) -> Option<String> {
@@ -263,6 +277,19 @@ mod tests {
         );
         assert_eq!(url_host("example.com:1").as_deref(), Some("example.com"));
         assert_eq!(url_host("https:///x"), None);
+    }
+
+    #[test]
+    fn conversion_urls() {
+        assert_eq!(
+            conversion_url("https://127.0.0.1:9876/mutate-pod"),
+            "https://127.0.0.1:9876/convert"
+        );
+        assert_eq!(
+            conversion_url("https://[::1]:9443/a/b?x=1"),
+            "https://[::1]:9443/convert"
+        );
+        assert_eq!(conversion_url("example.com"), "https://example.com/convert");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! * [`pod_status`]: the status a kubelet would report now (pure): Pending, then Running with deterministic
 //!   [`identity`] (image IDs per image, container IDs per start), `Ready` honouring readiness gates, and a
 //!   restart of just the changed container after an in-place image update;
+//! * [`job_exit`]: job pods (`restartPolicy` Never/OnFailure) exit with a code after the job run duration;
 //! * [`termination`]: terminating pods are removed (grace period 0) after the termination delay;
 //! * containerd-backed mode ([`cri_node`], [`runtime_status`]): on nodes given `--cri-endpoint`, pods run as
 //!   real sandboxes and containers on a CRI runtime, restarted as kubelet would;
@@ -31,6 +32,7 @@
 pub mod binding;
 pub mod cri_node;
 pub mod identity;
+pub mod job_exit;
 pub mod node;
 pub mod options;
 pub mod pod_status;

@@ -35,6 +35,10 @@ pub struct SimulatorConfig {
     /// From an in-place image change to the restarted container running.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub restart_delay: Duration,
+    /// How long a job pod's containers (`restartPolicy` Never/OnFailure) run before they exit with the
+    /// code of the pod annotation `simulator.kruise.io/exit-code` (default 0).
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub job_run_duration: Duration,
     /// From a pod's deletion request to its removal (capped by its grace period).
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub termination_delay: Duration,
@@ -84,6 +88,7 @@ impl Default for SimulatorConfig {
             node_memory: shape.memory,
             ready_delay: Duration::from_secs(1),
             restart_delay: Duration::from_secs(2),
+            job_run_duration: Duration::from_secs(2),
             termination_delay: Duration::ZERO,
             never_ready: None,
             slow_nodes: Vec::new(),

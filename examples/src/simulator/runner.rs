@@ -19,6 +19,7 @@ use kube::{Api, Client, ResourceExt};
 use super::binding::Placement;
 use super::cri_node::{CriNode, CriNodeError};
 use super::identity;
+use super::job_exit;
 use super::node;
 use super::options::SimulatorConfig;
 use super::pod_status::{self, Behaviour};
@@ -296,6 +297,7 @@ async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, Simul
         host_ip: identity::node_ip(node_index),
     };
     let decision = pod_status::decide(&pod, &behaviour, now);
+    let decision = job_exit::apply(&pod, decision, config.job_run_duration, now);
     if let Some(status) = decision.status {
         let mut updated = (*pod).clone();
         report_changes(&pod, &status, &node);

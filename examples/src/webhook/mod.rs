@@ -1,15 +1,17 @@
-//! The pod mutating webhook of kruise-manager.
+//! The pod mutating webhook and the CRD conversion webhook of kruise-manager.
 //!
 //! * [`admission`]: AdmissionReview in, AdmissionReview out (pure; no API calls on the request path);
 //! * [`readiness_gates`]: `InPlaceUpdateReady` / `KruisePodReady` for pods owned by Kruise workloads;
 //! * [`launch_priority`]: `KRUISE_CONTAINER_BARRIER` envs for ordered or prioritised container starts;
+//! * [`conversion`]: ConversionReview in, ConversionReview out (v1alpha1 <-> v1beta1 of every kind);
 //! * [`tls`]: the serving certificate (generated, or read from files) and rustls configuration;
-//! * [`server`]: HTTPS serving of `/mutate-pod`;
+//! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert`;
 //! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions).
 
 pub mod admission;
 pub mod cert_secret;
 pub mod configuration;
+pub mod conversion;
 pub mod launch_priority;
 pub mod readiness_gates;
 pub mod server;

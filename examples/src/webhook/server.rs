@@ -1,5 +1,6 @@
 //! HTTPS serving of the webhook: rustls over a TCP listener, HTTP/1.1 by hyper, routes by axum. The
-//! handler only calls [`super::admission::review`] (no API calls on the request path).
+//! handlers only call [`super::admission::review`] (`/mutate-pod`) and [`super::conversion::review`]
+//! (`/convert`): no API calls on the request path.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,11 +18,15 @@ use rustls::ServerConfig;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use super::admission::{Mutator, review};
+use super::admission::{Answer, Mutator, review};
+use super::conversion;
 use crate::shutdown::Shutdown;
 
 /// The path of the pod mutating webhook (upstream's).
 pub const MUTATE_POD_PATH: &str = "/mutate-pod";
+
+/// The path of the CRD conversion webhook.
+pub const CONVERT_PATH: &str = "/convert";
 
 /// The largest AdmissionReview accepted (a pod is at most about 1.5 MiB).
 const BODY_LIMIT: usize = 8 * 1024 * 1024;
@@ -35,10 +40,11 @@ struct AppState {
     observer: Option<Observer>,
 }
 
-/// The webhook routes: `POST /mutate-pod`.
+/// The webhook routes: `POST /mutate-pod` and `POST /convert`.
 pub fn router(mutator: Mutator, observer: Option<Observer>) -> Router {
     Router::new()
         .route(MUTATE_POD_PATH, post(mutate_pod))
+        .route(CONVERT_PATH, post(convert))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(AppState { mutator, observer })
 }
@@ -55,6 +61,21 @@ async fn mutate_pod(State(state): State<AppState>, body: Bytes) -> impl IntoResp
             "rejected a request that is not an AdmissionReview"
         );
     }
+    respond(answer)
+}
+
+async fn convert(body: Bytes) -> impl IntoResponse {
+    let answer = conversion::review(&body);
+    if answer.http_status != 200 {
+        tracing::warn!(
+            status = answer.http_status,
+            "rejected a request that is not a ConversionReview"
+        );
+    }
+    respond(answer)
+}
+
+fn respond(answer: Answer) -> impl IntoResponse {
     let status =
         StatusCode::from_u16(answer.http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (
@@ -142,5 +163,24 @@ mod tests {
             .unwrap();
         let response = app.oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    }
+
+    #[tokio::test]
+    async fn the_convert_route_answers_conversion_reviews() {
+        let app = router(Mutator::default(), None);
+        let review = serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "1", "desiredAPIVersion": "apps.kruise.io/v1beta1", "objects": []}
+        });
+        let request = axum::http::Request::post(CONVERT_PATH)
+            .body(axum::body::Body::from(review.to_string()))
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let request = axum::http::Request::post(CONVERT_PATH)
+            .body(axum::body::Body::from("{}"))
+            .unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
     }
 }

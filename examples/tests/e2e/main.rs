@@ -20,6 +20,7 @@
 mod container_recreate;
 mod crds;
 mod image_pull;
+mod jobs;
 mod leader;
 mod node_agents;
 mod sidecar_terminator;
@@ -61,6 +62,15 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("job_with_sidecar_completes", |c| {
         Box::pin(sidecar_terminator::job_with_sidecar_completes(c))
+    }),
+    ("conversion_webhook_round_trips", |c| {
+        Box::pin(jobs::conversion_webhook_round_trips(c))
+    }),
+    ("broadcast_job_runs_on_every_eligible_node", |c| {
+        Box::pin(jobs::broadcast_job_runs_on_every_eligible_node(c))
+    }),
+    ("advanced_cron_job_schedules_broadcast_jobs", |c| {
+        Box::pin(jobs::advanced_cron_job_schedules_broadcast_jobs(c))
     }),
 ];
 
