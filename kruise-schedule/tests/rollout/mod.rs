@@ -11,6 +11,7 @@
 )]
 
 pub mod planning;
+pub mod sim;
 
 use std::collections::BTreeMap;
 
