@@ -10,7 +10,9 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_benches::rollout::{Fleet, baseline};
-use kruise_schedule::cloneset::{PlanInput, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan};
+use kruise_schedule::cloneset::{
+    PlanInput, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
+};
 
 fn rollout(c: &mut Criterion) {
     let mut group = c.benchmark_group("cloneset_plan");
@@ -23,10 +25,20 @@ fn rollout(c: &mut Criterion) {
             update: &fleet.update,
             known: &refs,
         };
-        let input = PlanInput::new(&fleet.cloneset, &fleet.pods, revisions, &fleet.now, &fleet.options);
-        group.bench_with_input(BenchmarkId::new("baseline", size), &fleet.pods, |b, pods: &Vec<Pod>| {
-            b.iter(|| baseline(black_box(pods), &fleet.update));
-        });
+        let input = PlanInput::new(
+            &fleet.cloneset,
+            &fleet.pods,
+            revisions,
+            &fleet.now,
+            &fleet.options,
+        );
+        group.bench_with_input(
+            BenchmarkId::new("baseline", size),
+            &fleet.pods,
+            |b, pods: &Vec<Pod>| {
+                b.iter(|| baseline(black_box(pods), &fleet.update));
+            },
+        );
         group.bench_with_input(BenchmarkId::new("diffs", size), &input, |b, input| {
             b.iter(|| {
                 calculate_diffs(

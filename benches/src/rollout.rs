@@ -58,7 +58,8 @@ impl Fleet {
             }
             t
         };
-        let data = |template| kruise_inplace::revision::template_data_value(template).unwrap_or_default();
+        let data =
+            |template| kruise_inplace::revision::template_data_value(template).unwrap_or_default();
         let current = "bench-5c5f449787".to_owned();
         let update = "bench-7cb9c88699".to_owned();
         let data = vec![
@@ -66,7 +67,9 @@ impl Fleet {
             (update.clone(), data(&cloneset.spec.template)),
         ];
         cloneset.status = Some(Default::default());
-        let now: Timestamp = "2024-05-01T10:00:00Z".parse().unwrap_or(Timestamp::UNIX_EPOCH);
+        let now: Timestamp = "2024-05-01T10:00:00Z"
+            .parse()
+            .unwrap_or(Timestamp::UNIX_EPOCH);
         let pods = (0..size).map(|i| pod(i, &current, &update, now)).collect();
         Self {
             cloneset,
@@ -111,7 +114,10 @@ fn pod(i: usize, current: &str, update: &str, now: Timestamp) -> Pod {
     .collect();
     let pre_deleting = i % 100 == 7;
     if pre_deleting {
-        labels.insert("lifecycle.apps.kruise.io/state".into(), "PreparingDelete".into());
+        labels.insert(
+            "lifecycle.apps.kruise.io/state".into(),
+            "PreparingDelete".into(),
+        );
     }
     let ready = i % 33 != 5;
     let age = SignedDuration::from_secs(3600 + (i as i64 % 7200));
@@ -136,7 +142,10 @@ fn pod(i: usize, current: &str, update: &str, now: Timestamp) -> Pod {
         spec: Some(PodSpec {
             containers: vec![Container {
                 name: "main".into(),
-                image: Some(format!("registry.example.com/app:{}", if old { "v1" } else { "v2" })),
+                image: Some(format!(
+                    "registry.example.com/app:{}",
+                    if old { "v1" } else { "v2" }
+                )),
                 ..Default::default()
             }],
             node_name: Some(format!("node-{}", i % 1000)),
