@@ -105,7 +105,14 @@ fn pod(i: usize, current: &str, update: &str, now: Timestamp) -> Pod {
         ("controller-revision-hash", revision.to_owned()),
         ("pod-template-hash", hash.to_owned()),
         ("apps.kruise.io/cloneset-instance-id", format!("{i:05}")),
-        ("zone", ["a", "b", "c"][i % 3].to_owned()),
+        (
+            "zone",
+            ["a", "b", "c"]
+                .get(i % 3)
+                .copied()
+                .unwrap_or("a")
+                .to_owned(),
+        ),
         ("rack", format!("r{}", i % 10)),
         ("lifecycle.apps.kruise.io/state", "Normal".to_owned()),
     ]

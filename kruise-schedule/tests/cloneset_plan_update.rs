@@ -183,7 +183,13 @@ fn in_place_when_possible_else_recreate() {
         spec.container_images.get("c").map(String::as_str),
         Some("nginx:1")
     );
-    assert_eq!(lifecycle.to.as_ref().map(|s| s.as_str()), Some("Updating"));
+    assert_eq!(
+        lifecycle
+            .to
+            .as_ref()
+            .map(kruise_api::lifecycle::LifecycleStateType::as_str),
+        Some("Updating")
+    );
     let outcome =
         plan.actions[0]
             .kind

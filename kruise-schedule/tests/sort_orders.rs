@@ -106,12 +106,15 @@ fn deletion_first(
     DeletionKey::of(a, avail.0, ranks.0) < DeletionKey::of(b, avail.1, ranks.1)
 }
 
+/// (rule, first, second, availability, ranks): `first` is deleted before `second`.
+type DeletionCase = (&'static str, P, P, (Option<bool>, Option<bool>), (f64, f64));
+
 #[test]
 fn deletion_ranking_rules() {
     let none = (None, None);
     let flat = (0.0, 0.0);
     // (rule, first, second, availability, ranks): `first` is deleted before `second`.
-    let cases: Vec<(&str, P, P, (Option<bool>, Option<bool>), (f64, f64))> = vec![
+    let cases: Vec<DeletionCase> = vec![
         ("1 unassigned first", p("z").node(""), p("a"), none, flat),
         (
             "2 pending before running",

@@ -367,31 +367,35 @@ impl PlanView<'_> {
     }
 
     fn action_json(&self, action: &Action) -> Value {
-        let mut value = json!({
-            "kind": action.kind.name(),
-            "pod": self.pod_of(action),
-            "rule": action.rule.id(),
-            "reason": action.reason(),
-        });
+        let mut value = serde_json::Map::new();
+        value.insert("kind".into(), json!(action.kind.name()));
+        value.insert("pod".into(), json!(self.pod_of(action)));
+        value.insert("rule".into(), json!(action.rule.id()));
+        value.insert("reason".into(), json!(action.reason()));
         match &action.kind {
             ActionKind::CreateClaim { .. } | ActionKind::DeleteClaim { .. } => {
-                value["claim"] = json!(action.object_name(&self.owned.pods, &self.owned.claims));
+                let claim = action.object_name(&self.owned.pods, &self.owned.claims);
+                value.insert("claim".into(), json!(claim));
             }
             ActionKind::CreatePod { pod, batch } => {
-                value["batch"] = json!(batch);
-                value["revision"] = json!(pod.metadata.labels.as_ref().and_then(|l| {
-                    l.get(kruise_api::keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL)
-                }));
+                value.insert("batch".into(), json!(batch));
+                let revision = pod.metadata.labels.as_ref().and_then(|labels| {
+                    labels.get(kruise_api::keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL)
+                });
+                value.insert("revision".into(), json!(revision));
             }
             ActionKind::Lifecycle { transition, .. } => {
-                value["lifecycle"] = json!({
-                    "from": transition.from.as_ref().map(|s| s.as_str()),
-                    "to": transition.to.as_ref().map(|s| s.as_str()),
-                });
+                let name = |state: &Option<kruise_api::lifecycle::LifecycleStateType>| {
+                    state.as_ref().map(|state| state.as_str().to_owned())
+                };
+                value.insert(
+                    "lifecycle".into(),
+                    json!({"from": name(&transition.from), "to": name(&transition.to)}),
+                );
             }
             _ => {}
         }
-        value
+        Value::Object(value)
     }
 
     fn json(&self) -> Value {

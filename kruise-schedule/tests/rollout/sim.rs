@@ -144,7 +144,7 @@ impl Fleet {
                 }
                 ActionKind::DeletePod { pod } => removed.push(*pod),
                 ActionKind::Lifecycle { pod, transition } => {
-                    transition.change.apply_to(&mut self.pods[*pod])
+                    transition.change.apply_to(&mut self.pods[*pod]);
                 }
                 kind @ (ActionKind::MarkSpecifiedDelete { pod }
                 | ActionKind::FixPodTemplateHash { pod, .. }) => {
@@ -153,7 +153,7 @@ impl Fleet {
                         .apply_to(&mut self.pods[*pod]);
                 }
                 ActionKind::RefreshInPlace { pod, outcome } => {
-                    self.pods[*pod] = outcome.pod.clone()
+                    self.pods[*pod] = outcome.pod.clone();
                 }
                 ActionKind::CreateClaim { .. } | ActionKind::DeleteClaim { .. } => {}
                 other => panic!("the simulation does not update in place: {other:?}"),
@@ -179,7 +179,7 @@ impl Fleet {
 
     /// Advances the clock by `seconds` and marks pods whose time has come ready.
     pub fn tick(&mut self, seconds: u64) {
-        self.now = self.now + SignedDuration::from_secs(i64::try_from(seconds).unwrap());
+        self.now += SignedDuration::from_secs(i64::try_from(seconds).unwrap());
         for pod in &mut self.pods {
             let name = pod.metadata.name.clone().unwrap();
             if let Some(Some(at)) = self.ready_at.get(&name).copied()
