@@ -7,6 +7,8 @@
 //! assert_eq!(cloneset.spec.template.spec.unwrap().containers.len(), 3);
 //! ```
 
+pub mod rollout;
+
 use kruise_api::apps::v1alpha1::CloneSet;
 
 /// A realistic v1alpha1 CloneSet with `containers` containers, in-place updates, a partition and hooks.

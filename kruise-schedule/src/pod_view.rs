@@ -30,7 +30,13 @@ impl State {
     /// The state of `pod`.
     #[must_use]
     pub fn of(pod: &Pod) -> Self {
-        match label(pod, keys::lifecycle::STATE_LABEL) {
+        Self::from_label(label(pod, keys::lifecycle::STATE_LABEL))
+    }
+
+    /// The state a `lifecycle.apps.kruise.io/state` label value (or its absence) stands for.
+    #[must_use]
+    pub fn from_label(value: Option<&str>) -> Self {
+        match value {
             None | Some("") => Self::None,
             Some("PreparingNormal") => Self::PreparingNormal,
             Some("Normal") => Self::Normal,

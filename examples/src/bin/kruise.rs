@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand};
+use kruise_examples::cli::{
+    self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand, rollout::RolloutCommand,
+};
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]
@@ -22,6 +24,9 @@ enum Command {
     /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
     #[command(subcommand)]
     Inplace(InplaceCommand),
+    /// Rollouts: what the CloneSet controller would do next to a CloneSet and its pods.
+    #[command(subcommand)]
+    Rollout(RolloutCommand),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +42,9 @@ fn main() -> ExitCode {
             &mut stderr,
         ),
         Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
+        Command::Rollout(command) => {
+            cli::rollout::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

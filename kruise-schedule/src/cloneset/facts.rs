@@ -9,6 +9,8 @@ use kruise_api::keys;
 
 use super::settings::Settings;
 use crate::pod_view::{self, Conditions, State};
+use crate::sort::active::ActiveKey;
+use crate::sort::priority::{Priority, PriorityKey};
 
 /// Facts about one active pod.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +22,12 @@ pub(crate) struct PodFacts<'a> {
     /// The lifecycle state.
     pub(crate) state: State,
     flags: u16,
+    /// Which of the first 64 scatter terms the pod matches (bit `i` for term `i`).
+    scatter: u64,
+    /// The update-priority key (`PriorityKey::Equal` without a priority strategy).
+    pub(crate) priority: PriorityKey,
+    /// The `ActivePods` key.
+    pub(crate) active: ActiveKey<'a>,
 }
 
 /// `controller-revision-hash` denotes the update revision (upstream `EqualToRevisionHash`).
@@ -48,6 +56,19 @@ impl PodFacts<'_> {
     pub(crate) fn has(&self, flags: u16) -> bool {
         self.flags & flags == flags
     }
+
+    /// Whether the pod matches scatter term `position` of `terms` (a missing label reads as `""`).
+    pub(crate) fn matches_scatter(
+        &self,
+        position: usize,
+        term: &kruise_api::scatter::UpdateScatterTerm,
+    ) -> bool {
+        if position < 64 {
+            self.scatter & (1 << position) != 0
+        } else {
+            crate::sort::scatter::matches(self.pod, term)
+        }
+    }
 }
 
 /// The facts of all active pods, in input order, and what they add up to.
@@ -56,6 +77,45 @@ pub(crate) struct Facts<'a> {
     pub(crate) pods: Vec<PodFacts<'a>>,
     /// The earliest time a ready pod becomes available for `minReadySeconds` (for the requeue).
     pub(crate) next_available: Option<Timestamp>,
+}
+
+/// The labels the planner reads, found in one walk over the label map.
+#[derive(Default)]
+struct Labels<'a> {
+    revision: &'a str,
+    state: Option<&'a str>,
+    specified_delete: bool,
+    template_hash: bool,
+}
+
+fn read_labels(pod: &Pod) -> Labels<'_> {
+    let mut out = Labels::default();
+    for (key, value) in kruise_api::pod::labels(pod) {
+        match key.as_str() {
+            keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL => out.revision = value,
+            keys::lifecycle::STATE_LABEL => out.state = Some(value),
+            keys::cloneset::SPECIFIED_DELETE_LABEL => out.specified_delete = true,
+            keys::kubernetes::POD_TEMPLATE_HASH_LABEL => out.template_hash = true,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The in-place annotations the planner reads: whether a grace period is pending, and the state.
+fn read_annotations(pod: &Pod) -> (bool, Option<&str>) {
+    let (mut grace, mut state, mut legacy_state) = (false, None, None);
+    for (key, value) in pod.metadata.annotations.iter().flatten() {
+        match key.as_str() {
+            keys::inplace::GRACE_ANNOTATION | keys::inplace::LEGACY_GRACE_ANNOTATION => {
+                grace |= !value.is_empty();
+            }
+            keys::inplace::STATE_ANNOTATION => state = Some(value.as_str()),
+            keys::inplace::LEGACY_STATE_ANNOTATION => legacy_state = Some(value.as_str()),
+            _ => {}
+        }
+    }
+    (grace, state.or(legacy_state))
 }
 
 /// Reads every active pod once.
@@ -67,6 +127,11 @@ pub(crate) fn collect<'a>(
     now: Timestamp,
 ) -> Facts<'a> {
     let to_delete: HashSet<&str> = settings.pods_to_delete.iter().map(String::as_str).collect();
+    let rolling = settings.rolling;
+    let priority = rolling
+        .and_then(|r| r.priority_strategy.as_ref())
+        .map_or_else(Priority::none, Priority::new);
+    let terms = rolling.map_or(&[][..], |r| r.scatter_strategy.as_slice());
     let mut facts = Facts {
         pods: Vec::with_capacity(pods.len()),
         next_available: None,
@@ -75,27 +140,25 @@ pub(crate) fn collect<'a>(
         if !kruise_api::pod::is_active(pod) {
             continue;
         }
-        let state = State::of(pod);
+        let labels = read_labels(pod);
+        let state = State::from_label(labels.state);
         let conditions = Conditions::of(pod);
         let running = pod_view::phase(pod) == "Running";
         let mut flags = 0;
-        let revision = pod_view::label(pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL);
-        let revision = revision.unwrap_or("");
-        if kruise_api::pod::revision_matches(revision, update) {
+        if kruise_api::pod::revision_matches(labels.revision, update) {
             flags |= UPDATED | UPDATED_FOR_SCALE;
         } else if settings.preparing_update_as_update && state == State::PreparingUpdate {
             flags |= UPDATED_FOR_SCALE;
         }
-        if kruise_api::pod::revision_matches(revision, current) {
+        if kruise_api::pod::revision_matches(labels.revision, current) {
             flags |= CURRENT;
         }
-        let labels = kruise_api::pod::labels(pod);
-        if labels.contains_key(keys::cloneset::SPECIFIED_DELETE_LABEL)
+        if labels.specified_delete
             || (!to_delete.is_empty() && to_delete.contains(pod_view::name(pod)))
         {
             flags |= SPECIFIED;
         }
-        if !labels.contains_key(keys::kubernetes::POD_TEMPLATE_HASH_LABEL) {
+        if !labels.template_hash {
             flags |= NO_TEMPLATE_HASH;
         }
         let serving = running && conditions.in_place_ready;
@@ -113,35 +176,36 @@ pub(crate) fn collect<'a>(
         {
             facts.next_available = Some(facts.next_available.map_or(at, |t| t.min(at)));
         }
-        if needs_refresh(pod, &conditions) {
+        let (grace, in_place_state) = read_annotations(pod);
+        if grace {
+            flags |= GRACE | NEEDS_REFRESH;
+        } else if needs_refresh(pod, in_place_state, &conditions) {
             flags |= NEEDS_REFRESH;
         }
-        if pod_view::annotation(pod, keys::inplace::GRACE_ANNOTATION).is_some_and(|g| !g.is_empty())
-            || pod_view::annotation(pod, keys::inplace::LEGACY_GRACE_ANNOTATION)
-                .is_some_and(|g| !g.is_empty())
-        {
-            flags |= GRACE;
+        let mut scatter = 0u64;
+        for (position, term) in terms.iter().take(64).enumerate() {
+            if crate::sort::scatter::matches(pod, term) {
+                scatter |= 1 << position;
+            }
         }
         facts.pods.push(PodFacts {
             pod,
             index,
             state,
             flags,
+            scatter,
+            priority: priority.key_of(pod),
+            active: ActiveKey::with_conditions(pod, &conditions),
         });
     }
     facts
 }
 
-/// Whether `kruise_inplace::refresh` could write anything for this pod: a grace period, later container
-/// batches, or an `InPlaceUpdateReady` condition that is not yet exactly `True` on a pod with the gate.
-fn needs_refresh(pod: &Pod, conditions: &Conditions) -> bool {
-    let grace = |key| pod_view::annotation(pod, key).is_some_and(|g: &str| !g.is_empty());
-    if grace(keys::inplace::GRACE_ANNOTATION) || grace(keys::inplace::LEGACY_GRACE_ANNOTATION) {
-        return true;
-    }
-    let state = pod_view::annotation(pod, keys::inplace::STATE_ANNOTATION)
-        .or_else(|| pod_view::annotation(pod, keys::inplace::LEGACY_STATE_ANNOTATION));
-    if state.is_some_and(|state| state.contains("\"next")) {
+/// Whether `kruise_inplace::refresh` could write anything for this pod without a grace period: later
+/// container batches, or an `InPlaceUpdateReady` condition that is not yet exactly `True` on a pod with the
+/// gate.
+fn needs_refresh(pod: &Pod, in_place_state: Option<&str>, conditions: &Conditions) -> bool {
+    if in_place_state.is_some_and(|state| state.contains("\"next")) {
         return true;
     }
     !conditions.in_place_settled && kruise_inplace::condition::has_readiness_gate(pod)

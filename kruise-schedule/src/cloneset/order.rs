@@ -10,7 +10,7 @@ use super::facts::PodFacts;
 use super::plan::Ctx;
 use crate::pod_view::State;
 use crate::sort::active::ActiveKey;
-use crate::sort::priority::{Priority, PriorityKey};
+use crate::sort::priority::PriorityKey;
 use crate::sort::scatter::{self, Scatter, Sequence};
 use crate::sort::select;
 
@@ -28,11 +28,8 @@ pub(crate) fn first<'a>(
         return Vec::new();
     }
     let rolling = ctx.settings.rolling;
-    let priority = rolling
-        .and_then(|r| r.priority_strategy.as_ref())
-        .map_or_else(Priority::none, Priority::new);
     let terms: &[UpdateScatterTerm] = rolling.map_or(&[], |r| r.scatter_strategy.as_slice());
-    let key = |facts: &&'a PodFacts<'a>| Key(priority.key_of(facts.pod), ActiveKey::of(facts.pod));
+    let key = |facts: &&'a PodFacts<'a>| Key(facts.priority, facts.active);
     let preparing = candidates
         .iter()
         .any(|facts| facts.state == State::PreparingUpdate);
@@ -40,7 +37,7 @@ pub(crate) fn first<'a>(
         return full(ctx, candidates, k, key, Scatter::new(terms));
     }
     match terms.first() {
-        Some(term) if candidates.len() > 1 => one_term(ctx, candidates, k, key, term),
+        Some(term) if candidates.len() > 1 => one_term(ctx, candidates, k, key, terms, term),
         _ => select::first_k(candidates, k, key),
     }
 }
@@ -57,9 +54,13 @@ fn full<'a, K: Ord>(
     let sorted = select::first_k(candidates, len, key);
     let pods = ctx.input.pods;
     let mut order: Vec<usize> = sorted.iter().map(|facts| facts.index).collect();
+    let terms = ctx
+        .settings
+        .rolling
+        .map_or(&[][..], |r| r.scatter_strategy.as_slice());
     if scatter.is_active() && order.len() > 1 {
         for term in scatter.terms_for(pods, &order) {
-            let (matched, unmatched) = totals(ctx, term);
+            let (matched, unmatched) = totals(ctx, terms, term);
             order = scatter::by_term(pods, term, order, matched, unmatched);
         }
     }
@@ -79,13 +80,17 @@ fn full<'a, K: Ord>(
     out
 }
 
-/// How many active pods match `term`, and how many do not.
-fn totals(ctx: &Ctx<'_>, term: &UpdateScatterTerm) -> (usize, usize) {
+/// How many active pods match `term` (one of `terms`), and how many do not.
+fn totals(ctx: &Ctx<'_>, terms: &[UpdateScatterTerm], term: &UpdateScatterTerm) -> (usize, usize) {
+    let position = terms.iter().position(|t| std::ptr::eq(t, term));
     let matched = ctx
         .facts
         .pods
         .iter()
-        .filter(|facts| scatter::matches(facts.pod, term))
+        .filter(|facts| match position {
+            Some(position) => facts.matches_scatter(position, term),
+            None => scatter::matches(facts.pod, term),
+        })
         .count();
     (matched, ctx.facts.pods.len() - matched)
 }
@@ -96,11 +101,12 @@ fn one_term<'a, K: Ord>(
     candidates: Vec<&'a PodFacts<'a>>,
     k: usize,
     mut key: impl FnMut(&&'a PodFacts<'a>) -> K,
+    terms: &[UpdateScatterTerm],
     term: &UpdateScatterTerm,
 ) -> Vec<&'a PodFacts<'a>> {
     let (mut matched, unmatched): (Vec<&'a PodFacts<'a>>, Vec<&'a PodFacts<'a>>) = candidates
         .iter()
-        .partition(|facts| scatter::matches(facts.pod, term));
+        .partition(|facts| facts.matches_scatter(0, term));
     if matched.len() <= 1 || unmatched.len() <= 1 {
         return select::first_k(candidates, k, key);
     }
@@ -117,7 +123,7 @@ fn one_term<'a, K: Ord>(
     let positions: Vec<usize> = (0..items.len()).collect();
     let (m_positions, rest) = positions.split_at(matched.len());
     let (u_positions, last_position) = rest.split_at(unmatched.len());
-    let (total_matched, total_unmatched) = totals(ctx, term);
+    let (total_matched, total_unmatched) = totals(ctx, terms, term);
     let order = scatter::interleave(
         Sequence {
             prefix: m_positions,

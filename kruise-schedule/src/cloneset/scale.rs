@@ -184,7 +184,12 @@ fn choose<'f, 'a>(
     let first = select::first_k(positions, count, |&position| {
         let facts = group.get(position).copied();
         let rank = ranks.get(position).copied().unwrap_or(0.0);
-        facts.map(|f| DeletionKey::of(ctx.pod(f), Some(f.has(super::facts::AVAILABLE)), rank))
+        facts.map(|f| DeletionKey {
+            active: f.active,
+            available: Some(f.has(super::facts::AVAILABLE)),
+            cost: crate::sort::deletion::deletion_cost(f.pod),
+            rank,
+        })
     });
     first
         .into_iter()

@@ -10,6 +10,9 @@
     missing_docs
 )]
 
+pub mod planning;
+pub mod sim;
+
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodSpec, PodStatus};
@@ -116,4 +119,124 @@ pub fn at(text: &str) -> Timestamp {
 
 pub fn time(text: &str) -> Time {
     Time(at(text))
+}
+
+/// A pod built field by field for the ordering tables.
+#[derive(Clone, Default)]
+pub struct P {
+    pub pod: Pod,
+}
+
+/// A scheduled, running, ready pod named `name` on `node-a`, created at 10:00, ready since 10:01.
+pub fn p(name: &str) -> P {
+    P {
+        pod: Pod {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some("default".into()),
+                labels: Some(BTreeMap::new()),
+                creation_timestamp: Some(time("2024-05-01T10:00:00Z")),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                node_name: Some("node-a".into()),
+                ..Default::default()
+            }),
+            status: Some(PodStatus {
+                phase: Some("Running".into()),
+                conditions: Some(vec![PodCondition {
+                    type_: "Ready".into(),
+                    status: "True".into(),
+                    last_transition_time: Some(time("2024-05-01T10:01:00Z")),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+        },
+    }
+}
+
+impl P {
+    pub fn node(mut self, node: &str) -> Self {
+        self.pod.spec.as_mut().unwrap().node_name = Some(node.to_owned());
+        self
+    }
+    pub fn phase(mut self, phase: &str) -> Self {
+        self.pod.status.as_mut().unwrap().phase = Some(phase.to_owned());
+        self
+    }
+    pub fn not_ready(mut self) -> Self {
+        for c in self
+            .pod
+            .status
+            .as_mut()
+            .unwrap()
+            .conditions
+            .as_mut()
+            .unwrap()
+        {
+            if c.type_ == "Ready" {
+                c.status = "False".into();
+            }
+        }
+        self
+    }
+    /// `None` removes the transition time (Go's zero time).
+    pub fn ready_at(mut self, at: Option<&str>) -> Self {
+        for c in self
+            .pod
+            .status
+            .as_mut()
+            .unwrap()
+            .conditions
+            .as_mut()
+            .unwrap()
+        {
+            if c.type_ == "Ready" {
+                c.last_transition_time = at.map(time);
+            }
+        }
+        self
+    }
+    pub fn restarts(mut self, count: i32) -> Self {
+        self.pod.status.as_mut().unwrap().container_statuses =
+            Some(vec![k8s_openapi::api::core::v1::ContainerStatus {
+                name: "c".into(),
+                restart_count: count,
+                ..Default::default()
+            }]);
+        self
+    }
+    /// `None` removes the creation time (Go's zero time).
+    pub fn created(mut self, at: Option<&str>) -> Self {
+        self.pod.metadata.creation_timestamp = at.map(time);
+        self
+    }
+    pub fn label(mut self, key: &str, value: &str) -> Self {
+        self.pod
+            .metadata
+            .labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(key.to_owned(), value.to_owned());
+        self
+    }
+    pub fn annotation(mut self, key: &str, value: &str) -> Self {
+        self.pod
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(key.to_owned(), value.to_owned());
+        self
+    }
+    pub fn build(self) -> Pod {
+        self.pod
+    }
+}
+
+/// The names of `pods` at `indexes`.
+pub fn names(pods: &[Pod], indexes: &[usize]) -> Vec<String> {
+    indexes
+        .iter()
+        .map(|&i| pods[i].metadata.name.clone().unwrap())
+        .collect()
 }
