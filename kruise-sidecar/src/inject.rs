@@ -143,24 +143,9 @@ pub fn inject_sidecarsets(
     options: Options,
 ) -> Result<Pod, Error> {
     let mut pod = pod.clone();
-    let key = records::pod_key(&pod);
-    let mut annotations = pod.metadata.annotations.take().unwrap_or_default();
     for sidecarset in sidecarsets {
-        metadata::patch_annotations(&mut annotations, &sidecarset.spec.patch_pod_metadata).map_err(
-            |(annotation, value, patch, error)| Error::MergePatch {
-                pod: key.clone(),
-                key: annotation,
-                value,
-                patch,
-                reason: match error {
-                    metadata::MergePatchError::BadDocument => "invalid JSON document",
-                    metadata::MergePatchError::BadPatch => "invalid JSON patch",
-                },
-            },
-        )?;
+        metadata::patch_pod(&mut pod, &sidecarset.spec.patch_pod_metadata)?;
     }
-    pod.metadata.annotations = Some(annotations);
-
     let pieces = build(&pod, sidecarsets, now)?;
     if pieces.containers.is_empty() && pieces.init_containers.is_empty() {
         return Ok(pod);

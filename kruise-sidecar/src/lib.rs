@@ -38,6 +38,7 @@
 //! assert_eq!(names, ["sidecar1", "app"]);
 //! ```
 
+pub mod condition;
 pub mod consistency;
 pub mod container_merge;
 pub mod encoding;
@@ -50,13 +51,17 @@ pub mod inplace_state;
 pub mod matching;
 pub mod metadata;
 pub mod options;
+pub mod plan;
 pub mod random;
 pub mod records;
 pub mod revision;
 pub mod shared_volumes;
+pub mod status;
 pub mod transfer_env;
+pub mod upgrade;
 
 pub use error::Error;
 pub use inject::{InjectRequest, Injection, inject, inject_sidecarsets};
 pub use options::{FeatureGateError, Options};
+pub use plan::{Plan, PlanInput, PodAction, Reason, Step, plan};
 pub use random::{Chance, FixedChance, SeededChance};

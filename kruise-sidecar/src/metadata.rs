@@ -11,11 +11,14 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps::v1beta1::{SidecarSet, SidecarSetPatchPodMetadata, SidecarSetPatchPolicy};
 use kruise_api::label_selector;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::error::Error;
 
 /// Why a merge patch cannot be applied (the messages of Go's `jsonpatch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -66,6 +69,27 @@ pub fn patch_annotations(
         }
     }
     Ok(*annotations != before)
+}
+
+/// Applies the patches to the pod's annotations (upstream's `PatchPodMetadata`). Returns whether anything
+/// changed.
+///
+/// # Errors
+/// [`Error::MergePatch`] naming the pod, key and values of a `MergePatchJson` that cannot be applied.
+pub fn patch_pod(pod: &mut Pod, patches: &[SidecarSetPatchPodMetadata]) -> Result<bool, Error> {
+    let mut annotations = pod.metadata.annotations.take().unwrap_or_default();
+    let patched = patch_annotations(&mut annotations, patches);
+    pod.metadata.annotations = Some(annotations);
+    patched.map_err(|(key, value, patch, error)| Error::MergePatch {
+        pod: crate::records::pod_key(pod),
+        key,
+        value,
+        patch,
+        reason: match error {
+            MergePatchError::BadDocument => "invalid JSON document",
+            MergePatchError::BadPatch => "invalid JSON patch",
+        },
+    })
 }
 
 /// Go's `jsonpatch.MergePatch(doc, patch)`: RFC 7386 on two objects; when either is not an object, the patch
