@@ -87,15 +87,17 @@ mod tests {
         assert!(set_upgradable(&mut pod, "a", true, later).unwrap());
         let condition = &pod.status.as_ref().unwrap().conditions.as_ref().unwrap()[0];
         assert_eq!(condition.reason.as_deref(), Some("AllSidecarsetUpgradable"));
-        let mut bad = Pod::default();
-        bad.status = Some(k8s_openapi::api::core::v1::PodStatus {
+        let mut bad = Pod {
+            status: Some(k8s_openapi::api::core::v1::PodStatus {
             conditions: Some(vec![PodCondition {
                 type_: keys::UPGRADABLE_CONDITION.into(),
                 message: Some("nope".into()),
                 ..PodCondition::default()
             }]),
             ..Default::default()
-        });
+            }),
+            ..Pod::default()
+        };
         assert!(set_upgradable(&mut bad, "a", true, now).is_err());
     }
 }

@@ -255,8 +255,7 @@ pub fn newest_with_custom_version<'a>(
 ) -> Option<&'a ControllerRevision> {
     of_sidecarset(revisions, sidecarset)
         .into_iter()
-        .filter(|revision| label(revision, keys::sidecarset::CUSTOM_VERSION_LABEL) == Some(version))
-        .next_back()
+        .rfind(|revision| label(revision, keys::sidecarset::CUSTOM_VERSION_LABEL) == Some(version))
 }
 
 fn field<T: serde::de::DeserializeOwned + Default>(
