@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand};
+use kruise_examples::cli::sidecar::SidecarCommand;
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]
@@ -22,6 +23,9 @@ enum Command {
     /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
     #[command(subcommand)]
     Inplace(InplaceCommand),
+    /// SidecarSets: what the pod webhook injects into a pod, and SidecarSet hashes.
+    #[command(subcommand)]
+    Sidecar(SidecarCommand),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +41,9 @@ fn main() -> ExitCode {
             &mut stderr,
         ),
         Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
+        Command::Sidecar(command) => {
+            cli::sidecar::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ pub mod cron;
 pub mod inplace;
 pub mod input;
 pub mod output;
+pub mod sidecar;
 
 use std::io::Write;
 
