@@ -56,11 +56,11 @@ pub fn merge_volume_devices(
 
 /// Appends the volumes of `additional` whose name is not taken yet (the pod's volume, or the first sidecar's,
 /// wins).
-pub fn merge_volumes(original: &mut Vec<Volume>, additional: &[Volume]) {
+pub fn merge_volumes(original: &mut Vec<Volume>, additional: Vec<Volume>) {
     let mut names: BTreeSet<String> = original.iter().map(|volume| volume.name.clone()).collect();
     for volume in additional {
         if names.insert(volume.name.clone()) {
-            original.push(volume.clone());
+            original.push(volume);
         }
     }
 }
@@ -68,14 +68,13 @@ pub fn merge_volumes(original: &mut Vec<Volume>, additional: &[Volume]) {
 /// The pod's pull secrets then the sidecars', de-duplicated by name (first wins).
 #[must_use]
 pub fn merge_pull_secrets(
-    pod: &[LocalObjectReference],
-    sidecars: &[LocalObjectReference],
+    pod: Vec<LocalObjectReference>,
+    sidecars: Vec<LocalObjectReference>,
 ) -> Vec<LocalObjectReference> {
     let mut names = BTreeSet::new();
-    pod.iter()
+    pod.into_iter()
         .chain(sidecars)
         .filter(|secret| names.insert(secret.name.clone()))
-        .cloned()
         .collect()
 }
 
@@ -85,7 +84,7 @@ pub fn merge_pull_secrets(
 #[must_use]
 pub fn merge_sidecar_containers(
     mut pod: Vec<Container>,
-    sidecars: &[SidecarContainer],
+    sidecars: Vec<SidecarContainer>,
 ) -> Vec<Container> {
     let mut before = Vec::new();
     let mut after = Vec::new();
@@ -94,12 +93,12 @@ pub fn merge_sidecar_containers(
             .iter_mut()
             .find(|container| container.name == sidecar.container.name)
         {
-            existing.clone_from(&sidecar.container);
+            *existing = sidecar.container;
             continue;
         }
         match sidecar.pod_inject_policy {
-            Some(PodInjectPolicy::BeforeAppContainer) => before.push(sidecar.container.clone()),
-            _ => after.push(sidecar.container.clone()),
+            Some(PodInjectPolicy::BeforeAppContainer) => before.push(sidecar.container),
+            _ => after.push(sidecar.container),
         }
     }
     before.append(&mut pod);
@@ -164,11 +163,11 @@ mod tests {
     #[test]
     fn secrets_and_volumes_dedupe() {
         let secret = |n: &str| LocalObjectReference { name: n.into() };
-        let merged = merge_pull_secrets(&[secret("a"), secret("a")], &[secret("b"), secret("a")]);
+        let merged = merge_pull_secrets(vec![secret("a"), secret("a")], vec![secret("b"), secret("a")]);
         assert_eq!(merged, vec![secret("a"), secret("b")]);
         let volume = |n: &str| Volume { name: n.into(), ..Volume::default() };
         let mut volumes = vec![volume("x")];
-        merge_volumes(&mut volumes, &[volume("x"), volume("y")]);
+        merge_volumes(&mut volumes, vec![volume("x"), volume("y")]);
         assert_eq!(volumes.len(), 2);
     }
 
@@ -182,7 +181,7 @@ mod tests {
         };
         let merged = merge_sidecar_containers(
             vec![app("main"), app("log")],
-            &[
+            vec![
                 sidecar("b1", Some(PodInjectPolicy::BeforeAppContainer), "x"),
                 sidecar("a1", Some(PodInjectPolicy::AfterAppContainer), "x"),
                 sidecar("log", Some(PodInjectPolicy::BeforeAppContainer), "new"),

@@ -80,12 +80,19 @@ fn annotation_env(name: &str, annotation: &str) -> EnvVar {
 /// image, both with the version envs appended.
 #[must_use]
 pub fn injected_pair(sidecar: &SidecarContainer) -> (SidecarContainer, SidecarContainer) {
+    into_pair(sidecar.clone())
+}
+
+/// [`injected_pair`], consuming the sidecar.
+#[must_use]
+pub fn into_pair(sidecar: SidecarContainer) -> (SidecarContainer, SidecarContainer) {
     let (first_name, second_name) = container_names(&sidecar.container.name);
+    let empty_image = sidecar.upgrade_strategy.hot_upgrade_empty_image.clone();
     let mut first = sidecar.clone();
-    let mut second = sidecar.clone();
+    let mut second = sidecar;
     first.container.name = first_name;
     second.container.name = second_name;
-    second.container.image = Some(sidecar.upgrade_strategy.hot_upgrade_empty_image.clone());
+    second.container.image = Some(empty_image);
     for container in [&mut first.container, &mut second.container] {
         let env = container.env.get_or_insert_with(Vec::new);
         env.push(annotation_env(

@@ -112,10 +112,8 @@ pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<In
     }
     let chosen: Vec<&SidecarSet> = resolved.iter().map(AsRef::as_ref).collect();
     let injected = inject_sidecarsets(pod, &chosen, request.now, request.options)?;
-    let before = serde_json::to_value(pod).unwrap_or_default();
-    let after = serde_json::to_value(&injected).unwrap_or_default();
     Ok(Injection {
-        patch: kruise_inplace::json_diff::diff(&before, &after),
+        patch: crate::admission_patch::injection_patch(pod, &injected),
         pod: injected,
         sidecarsets: names,
     })
@@ -163,14 +161,14 @@ pub fn inject_sidecarsets(
     }
     let spec = pod.spec.get_or_insert_with(Default::default);
     let pod_init = spec.init_containers.take().unwrap_or_default();
-    let merged_init = merge_sidecar_containers(pod_init, &init_containers);
+    let merged_init = merge_sidecar_containers(pod_init, init_containers);
     spec.init_containers = (!merged_init.is_empty()).then_some(merged_init);
-    spec.containers = merge_sidecar_containers(std::mem::take(&mut spec.containers), &containers);
+    spec.containers = merge_sidecar_containers(std::mem::take(&mut spec.containers), containers);
     let mut pod_volumes = spec.volumes.take().unwrap_or_default();
-    merge_volumes(&mut pod_volumes, &volumes);
+    merge_volumes(&mut pod_volumes, volumes);
     spec.volumes = (!pod_volumes.is_empty()).then_some(pod_volumes);
     let pod_secrets = spec.image_pull_secrets.take().unwrap_or_default();
-    let merged_secrets = merge_pull_secrets(&pod_secrets, &secrets);
+    let merged_secrets = merge_pull_secrets(pod_secrets, secrets);
     spec.image_pull_secrets = (!merged_secrets.is_empty()).then_some(merged_secrets);
     for (annotation, value) in annotations {
         records::set_annotation(&mut pod, &annotation, value);
@@ -211,7 +209,7 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
             let prepared = prepare(init, pod, &volumes, &mut pieces.volumes);
             injecting = true;
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
-                push_hot_pair(&prepared, &mut working, &mut pieces, true);
+                push_hot_pair(prepared, &mut working, &mut pieces, true);
             } else {
                 pieces.init_containers.push(prepared);
             }
@@ -224,7 +222,7 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
             let prepared = prepare(sidecar, pod, &volumes, &mut pieces.volumes);
             injecting = true;
             if hot_upgrade::is_hot_upgrade(sidecar) {
-                push_hot_pair(&prepared, &mut working, &mut pieces, false);
+                push_hot_pair(prepared, &mut working, &mut pieces, false);
             } else {
                 pieces.containers.push(prepared);
             }
@@ -273,18 +271,17 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
 }
 
 fn push_hot_pair(
-    prepared: &SidecarContainer,
+    prepared: SidecarContainer,
     working: &mut WorkingHotUpgradeContainers,
     pieces: &mut Pieces,
     init: bool,
 ) {
-    let (first, second) = hot_upgrade::injected_pair(prepared);
     for (annotation, value) in hot_upgrade::injection_annotations(&prepared.container.name) {
         pieces.annotations.insert(annotation, value);
     }
-    working
-        .0
-        .insert(prepared.container.name.clone(), first.container.name.clone());
+    let name = prepared.container.name.clone();
+    let (first, second) = hot_upgrade::into_pair(prepared);
+    working.0.insert(name, first.container.name.clone());
     pieces.annotations.insert(
         keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
         records::to_annotation_value(&working.0),
@@ -326,17 +323,20 @@ fn prepare(
         );
     for name in used {
         // Upstream dereferences the lookup; a mount of a volume the SidecarSet does not define is skipped.
-        if let Some(volume) = volumes.get(name) {
+        // Merging keeps the first volume of a name, so later duplicates are not even copied.
+        if let Some(volume) = volumes.get(name)
+            && !volumes_out.iter().any(|known| known.name == name)
+        {
             volumes_out.push((*volume).clone());
         }
     }
 
     let mut prepared = sidecar.clone();
     let container = &mut prepared.container;
-    let own_devices = container.volume_devices.clone().unwrap_or_default();
     if !shared_mounts.is_empty() {
+        let devices = container.volume_devices.as_deref().unwrap_or_default();
         let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
-        merge_volume_mounts(mounts, &own_devices, &shared_mounts);
+        merge_volume_mounts(mounts, devices, &shared_mounts);
     }
     if !shared_devices.is_empty() {
         let mounts = container.volume_mounts.clone().unwrap_or_default();

@@ -38,6 +38,7 @@
 //! assert_eq!(names, ["sidecar1", "app"]);
 //! ```
 
+pub mod admission_patch;
 pub mod condition;
 pub mod consistency;
 pub mod container_merge;
