@@ -1,8 +1,9 @@
 //! The RFC 6902 patch of an admission response: the operations that turn the admitted pod into the injected
 //! one. Injection only changes annotations and four lists of the pod spec, so the patch is built from those:
-//! one operation per changed annotation, and an `add` / `replace` / `remove` of each changed list (init
-//! containers, containers, volumes, pull secrets) as a whole. Serialising only what changed keeps the webhook
-//! cheap; a property test checks that applying the patch reproduces the injected pod.
+//! one operation per changed annotation, and per list of the spec (init containers, containers, volumes, pull
+//! secrets) an `add` for each item injected before or after the pod's own and a `replace` for each item
+//! replaced in place. Serialising only what changed keeps the webhook cheap; a property test checks that
+//! applying the patch reproduces the injected pod.
 
 use std::collections::BTreeMap;
 
@@ -20,7 +21,44 @@ fn to_value<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-fn list_op<T: Serialize + PartialEq>(
+/// Something with a name that identifies it in its list.
+trait Named {
+    fn name(&self) -> &str;
+}
+
+impl Named for k8s_openapi::api::core::v1::Container {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for k8s_openapi::api::core::v1::Volume {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for k8s_openapi::api::core::v1::LocalObjectReference {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Where the original items sit, in order and contiguous, in the new list (the smallest such offset).
+fn original_offset<T: Named>(before: &[T], after: &[T]) -> Option<usize> {
+    let extra = after.len().checked_sub(before.len())?;
+    (0..=extra).find(|offset| {
+        before
+            .iter()
+            .zip(after.iter().skip(*offset))
+            .all(|(old, new)| old.name() == new.name())
+    })
+}
+
+/// Operations for one list of the spec. Injection keeps the pod's items in order (replacing some in place)
+/// and adds items before and after them, so only the added and replaced items are written; any other change
+/// replaces the whole list.
+fn list_ops<T: Serialize + PartialEq + Named>(
     ops: &mut Vec<PatchOperation>,
     field: &str,
     before: Option<&Vec<T>>,
@@ -29,17 +67,48 @@ fn list_op<T: Serialize + PartialEq>(
     if before == after {
         return;
     }
-    let path = pointer(&["spec", field]);
-    match (before, after) {
-        (_, None) => ops.push(PatchOperation::Remove(RemoveOperation { path })),
-        (None, Some(list)) => ops.push(PatchOperation::Add(AddOperation {
-            path,
-            value: to_value(list),
-        })),
-        (Some(_), Some(list)) => ops.push(PatchOperation::Replace(ReplaceOperation {
-            path,
-            value: to_value(list),
-        })),
+    let (before, after) = match (before, after) {
+        (_, None) => {
+            ops.push(PatchOperation::Remove(RemoveOperation {
+                path: pointer(&["spec", field]),
+            }));
+            return;
+        }
+        (None, Some(list)) => {
+            ops.push(PatchOperation::Add(AddOperation {
+                path: pointer(&["spec", field]),
+                value: to_value(list),
+            }));
+            return;
+        }
+        (Some(before), Some(after)) => (before, after),
+    };
+    let Some(offset) = original_offset(before, after) else {
+        ops.push(PatchOperation::Replace(ReplaceOperation {
+            path: pointer(&["spec", field]),
+            value: to_value(after),
+        }));
+        return;
+    };
+    for (index, item) in after.iter().take(offset).enumerate() {
+        ops.push(PatchOperation::Add(AddOperation {
+            path: pointer(&["spec", field, &index.to_string()]),
+            value: to_value(item),
+        }));
+    }
+    for (index, (old, new)) in before.iter().zip(after.iter().skip(offset)).enumerate() {
+        if old != new {
+            ops.push(PatchOperation::Replace(ReplaceOperation {
+                path: pointer(&["spec", field, &(offset + index).to_string()]),
+                value: to_value(new),
+            }));
+        }
+    }
+    for item in after.iter().skip(offset + before.len()) {
+        ops.push(PatchOperation::Add(AddOperation {
+            path: pointer(&["spec", field, "-"]),
+            value: to_value(item),
+        }));
     }
 }
 
@@ -101,15 +170,15 @@ pub fn injection_patch(before: &Pod, after: &Pod) -> Patch {
             value: to_value(spec),
         })),
         (Some(old), Some(new)) => {
-            list_op(&mut ops, "initContainers", old.init_containers.as_ref(), new.init_containers.as_ref());
-            if old.containers != new.containers {
-                ops.push(PatchOperation::Replace(ReplaceOperation {
-                    path: pointer(&["spec", "containers"]),
-                    value: to_value(&new.containers),
-                }));
-            }
-            list_op(&mut ops, "volumes", old.volumes.as_ref(), new.volumes.as_ref());
-            list_op(
+            list_ops(
+                &mut ops,
+                "initContainers",
+                old.init_containers.as_ref(),
+                new.init_containers.as_ref(),
+            );
+            list_ops(&mut ops, "containers", Some(&old.containers), Some(&new.containers));
+            list_ops(&mut ops, "volumes", old.volumes.as_ref(), new.volumes.as_ref());
+            list_ops(
                 &mut ops,
                 "imagePullSecrets",
                 old.image_pull_secrets.as_ref(),

@@ -130,9 +130,14 @@ fn same_name_container_is_replaced_in_place() {
     pod.spec.as_mut().unwrap().containers.push(
         serde_json::from_value(json!({"name": "s", "image": "old"})).unwrap(),
     );
-    let set = simple_set("a", json!([{"name": "s", "image": "new"}]));
-    let out = inject(&pod, &[set]).pod;
-    assert_eq!(names(&out), ["main", "s"]);
+    let set = simple_set("a", json!([{"name": "s", "image": "new"}, {"name": "t", "image": "t"}]));
+    let injection = inject(&pod, &[set]);
+    let out = injection.pod.clone();
+    assert_eq!(names(&out), ["t", "main", "s"]);
+    assert_eq!(apply_patch(&pod, &injection.patch), out);
+    let ops: Vec<String> = injection.patch.0.iter().map(|op| op.to_string()).collect();
+    assert!(ops.iter().any(|op| op.contains(r#""path":"/spec/containers/0""#) && op.contains(r#""op":"add""#)), "{ops:?}");
+    assert!(ops.iter().any(|op| op.contains(r#""path":"/spec/containers/2""#) && op.contains(r#""op":"replace""#)), "{ops:?}");
     assert_eq!(support::image_of(&out, "s"), "new");
 }
 
