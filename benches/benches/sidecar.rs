@@ -46,7 +46,10 @@ fn sidecarsets() -> Vec<SidecarSet> {
 fn pod_json() -> String {
     let cloneset = kruise_benches::sample_cloneset(3);
     let mut template = serde_json::to_value(&cloneset.spec.template).unwrap_or_default();
-    if let Some(containers) = template.pointer_mut("/spec/containers").and_then(|c| c.as_array_mut()) {
+    if let Some(containers) = template
+        .pointer_mut("/spec/containers")
+        .and_then(|c| c.as_array_mut())
+    {
         for (index, container) in containers.iter_mut().enumerate() {
             container["volumeMounts"] = serde_json::json!([{"name": format!("data{index}"), "mountPath": format!("/data/{index}")}]);
             if let Some(env) = container["env"].as_array_mut() {

@@ -176,8 +176,18 @@ pub fn injection_patch(before: &Pod, after: &Pod) -> Patch {
                 old.init_containers.as_ref(),
                 new.init_containers.as_ref(),
             );
-            list_ops(&mut ops, "containers", Some(&old.containers), Some(&new.containers));
-            list_ops(&mut ops, "volumes", old.volumes.as_ref(), new.volumes.as_ref());
+            list_ops(
+                &mut ops,
+                "containers",
+                Some(&old.containers),
+                Some(&new.containers),
+            );
+            list_ops(
+                &mut ops,
+                "volumes",
+                old.volumes.as_ref(),
+                new.volumes.as_ref(),
+            );
             list_ops(
                 &mut ops,
                 "imagePullSecrets",

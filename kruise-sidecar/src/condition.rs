@@ -58,7 +58,9 @@ pub fn set_upgradable(
         return Ok(false);
     };
     if condition.status == old.status {
-        condition.last_transition_time.clone_from(&old.last_transition_time);
+        condition
+            .last_transition_time
+            .clone_from(&old.last_transition_time);
     } else {
         condition.last_transition_time = Some(records::to_time(now));
     }
@@ -82,19 +84,22 @@ mod tests {
         let condition = &pod.status.as_ref().unwrap().conditions.as_ref().unwrap()[0];
         assert_eq!(condition.status, "False");
         assert_eq!(condition.reason.as_deref(), Some("UpdateImmutableField"));
-        assert_eq!(condition.message.as_deref(), Some(r#"{"a":false,"b":true}"#));
+        assert_eq!(
+            condition.message.as_deref(),
+            Some(r#"{"a":false,"b":true}"#)
+        );
         assert_eq!(condition.last_transition_time.as_ref().unwrap().0, later);
         assert!(set_upgradable(&mut pod, "a", true, later).unwrap());
         let condition = &pod.status.as_ref().unwrap().conditions.as_ref().unwrap()[0];
         assert_eq!(condition.reason.as_deref(), Some("AllSidecarsetUpgradable"));
         let mut bad = Pod {
             status: Some(k8s_openapi::api::core::v1::PodStatus {
-            conditions: Some(vec![PodCondition {
-                type_: keys::UPGRADABLE_CONDITION.into(),
-                message: Some("nope".into()),
-                ..PodCondition::default()
-            }]),
-            ..Default::default()
+                conditions: Some(vec![PodCondition {
+                    type_: keys::UPGRADABLE_CONDITION.into(),
+                    message: Some("nope".into()),
+                    ..PodCondition::default()
+                }]),
+                ..Default::default()
             }),
             ..Pod::default()
         };

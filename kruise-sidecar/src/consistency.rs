@@ -183,14 +183,14 @@ pub fn is_pod_ready(sidecarset: &SidecarSet, pod: &Pod) -> bool {
             idle.insert(other, &sidecar.upgrade_strategy.hot_upgrade_empty_image);
         }
     }
-    let idle_ok = pod
-        .spec
-        .iter()
-        .flat_map(|spec| spec.containers.iter())
-        .all(|container| match idle.get(&container.name) {
-            Some(empty) if !empty.is_empty() => container.image.as_deref() == Some(*empty),
-            _ => true,
-        });
+    let idle_ok =
+        pod.spec
+            .iter()
+            .flat_map(|spec| spec.containers.iter())
+            .all(|container| match idle.get(&container.name) {
+                Some(empty) if !empty.is_empty() => container.image.as_deref() == Some(*empty),
+                _ => true,
+            });
     idle_ok && is_running_and_ready(pod)
 }
 
@@ -205,7 +205,11 @@ pub struct Upgradability {
 
 /// Upstream's `IsSidecarSetUpgradable`.
 #[must_use]
-pub fn upgradability(sidecarset: &SidecarSet, hashes: &SidecarSetHashes, pod: &Pod) -> Upgradability {
+pub fn upgradability(
+    sidecarset: &SidecarSet,
+    hashes: &SidecarSetHashes,
+    pod: &Pod,
+) -> Upgradability {
     let name = name_of(sidecarset);
     if records::recorded_hash_without_image(pod, name) != hashes.without_image {
         return Upgradability {
@@ -219,10 +223,12 @@ pub fn upgradability(sidecarset: &SidecarSet, hashes: &SidecarSetHashes, pod: &P
         .flat_map(|status| status.container_statuses.iter().flatten())
         .map(|status| (status.name.as_str(), status.ready))
         .collect();
-    let consistent = sidecar_containers_in_pod(sidecarset).into_iter().all(|sidecar| {
-        let is_ready = ready.get(sidecar.as_str()).copied().unwrap_or(false);
-        !is_ready || is_pod_state_consistent(sidecarset, pod, &BTreeSet::from([sidecar]))
-    });
+    let consistent = sidecar_containers_in_pod(sidecarset)
+        .into_iter()
+        .all(|sidecar| {
+            let is_ready = ready.get(sidecar.as_str()).copied().unwrap_or(false);
+            !is_ready || is_pod_state_consistent(sidecarset, pod, &BTreeSet::from([sidecar]))
+        });
     Upgradability {
         can_upgrade: true,
         consistent,
@@ -269,8 +275,16 @@ mod tests {
             ("busybox:1.35.0", "busybox:1.36.0", false),
             ("busybox", "busybox", true),
             ("busybox", "docker.io/library/busybox", false),
-            (&format!("busybox@{digest}") as &str, &format!("busybox@{digest}") as &str, true),
-            (&format!("docker.io/library/busybox@{digest}"), &format!("busybox@{digest}"), false),
+            (
+                &format!("busybox@{digest}") as &str,
+                &format!("busybox@{digest}") as &str,
+                true,
+            ),
+            (
+                &format!("docker.io/library/busybox@{digest}"),
+                &format!("busybox@{digest}"),
+                false,
+            ),
             (&format!("busybox:1.35.0@{digest}"), "busybox:1.35.0", true),
             ("Not A Reference", "Not A Reference", false),
         ];
@@ -279,7 +293,10 @@ mod tests {
         }
         assert!(is_image_digest(&format!("busybox@{digest}")));
         assert!(!is_image_digest("busybox:1"));
-        assert_eq!(strip_scheme("docker-pullable://busybox@sha256:aa"), "busybox@sha256:aa");
+        assert_eq!(
+            strip_scheme("docker-pullable://busybox@sha256:aa"),
+            "busybox@sha256:aa"
+        );
         assert_eq!(strip_scheme("busybox@sha256:aa"), "busybox@sha256:aa");
     }
 }

@@ -129,7 +129,10 @@ mod tests {
     #[test]
     fn env_first_wins() {
         let mut original = vec![env("A", "1")];
-        merge_env(&mut original, &[env("A", "2"), env("B", "1"), env("B", "2")]);
+        merge_env(
+            &mut original,
+            &[env("A", "2"), env("B", "1"), env("B", "2")],
+        );
         assert_eq!(original, vec![env("A", "1"), env("B", "1")]);
     }
 
@@ -143,7 +146,12 @@ mod tests {
         merge_volume_mounts(
             &mut original,
             &devices,
-            &[mount("b", "/a"), mount("c", "/dev/x"), mount("d", "/d"), mount("e", "/d")],
+            &[
+                mount("b", "/a"),
+                mount("c", "/dev/x"),
+                mount("d", "/d"),
+                mount("e", "/d"),
+            ],
         );
         let names: Vec<_> = original.iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["a", "d"]);
@@ -152,8 +160,14 @@ mod tests {
             &mut devices_out,
             &original,
             &[
-                VolumeDevice { name: "x".into(), device_path: "/a".into() },
-                VolumeDevice { name: "y".into(), device_path: "/dev/y".into() },
+                VolumeDevice {
+                    name: "x".into(),
+                    device_path: "/a".into(),
+                },
+                VolumeDevice {
+                    name: "y".into(),
+                    device_path: "/dev/y".into(),
+                },
             ],
         );
         assert_eq!(devices_out.len(), 2);
@@ -163,9 +177,15 @@ mod tests {
     #[test]
     fn secrets_and_volumes_dedupe() {
         let secret = |n: &str| LocalObjectReference { name: n.into() };
-        let merged = merge_pull_secrets(vec![secret("a"), secret("a")], vec![secret("b"), secret("a")]);
+        let merged = merge_pull_secrets(
+            vec![secret("a"), secret("a")],
+            vec![secret("b"), secret("a")],
+        );
         assert_eq!(merged, vec![secret("a"), secret("b")]);
-        let volume = |n: &str| Volume { name: n.into(), ..Volume::default() };
+        let volume = |n: &str| Volume {
+            name: n.into(),
+            ..Volume::default()
+        };
         let mut volumes = vec![volume("x")];
         merge_volumes(&mut volumes, vec![volume("x"), volume("y")]);
         assert_eq!(volumes.len(), 2);
@@ -173,9 +193,16 @@ mod tests {
 
     #[test]
     fn containers_before_after_and_replaced_in_place() {
-        let app = |n: &str| Container { name: n.into(), ..Container::default() };
+        let app = |n: &str| Container {
+            name: n.into(),
+            ..Container::default()
+        };
         let sidecar = |n: &str, policy: Option<PodInjectPolicy>, image: &str| SidecarContainer {
-            container: Container { name: n.into(), image: Some(image.into()), ..Container::default() },
+            container: Container {
+                name: n.into(),
+                image: Some(image.into()),
+                ..Container::default()
+            },
             pod_inject_policy: policy,
             ..SidecarContainer::default()
         };

@@ -201,7 +201,10 @@ fn write_field_selector(out: &mut String, selector: &ObjectFieldSelector) {
 
 fn write_resources_policy(out: &mut String, policy: &ResourcesPolicy) {
     let mut object = ObjectWriter::open(out);
-    object.string("targetContainersMode", policy.target_containers_mode.as_str());
+    object.string(
+        "targetContainersMode",
+        policy.target_containers_mode.as_str(),
+    );
     object.string_omitempty(
         "targetContainersNameRegex",
         &policy.target_containers_name_regex,

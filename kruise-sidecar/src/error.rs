@@ -43,7 +43,9 @@ pub enum Error {
         reason: &'static str,
     },
     /// `injectionStrategy.revision.revisionName` names a ControllerRevision the caller did not pass.
-    #[error("SidecarSet {sidecarset}: spec.injectionStrategy.revision.revisionName: ControllerRevision {revision:?} not found")]
+    #[error(
+        "SidecarSet {sidecarset}: spec.injectionStrategy.revision.revisionName: ControllerRevision {revision:?} not found"
+    )]
     RevisionNotFound {
         /// The SidecarSet.
         sidecarset: String,
@@ -51,7 +53,9 @@ pub enum Error {
         revision: String,
     },
     /// `injectionStrategy.revision.customVersion` matches no ControllerRevision of the SidecarSet.
-    #[error("SidecarSet {sidecarset}: spec.injectionStrategy.revision.customVersion: no ControllerRevision with custom version {custom_version:?}")]
+    #[error(
+        "SidecarSet {sidecarset}: spec.injectionStrategy.revision.customVersion: no ControllerRevision with custom version {custom_version:?}"
+    )]
     CustomVersionNotFound {
         /// The SidecarSet.
         sidecarset: String,

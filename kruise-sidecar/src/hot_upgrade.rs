@@ -230,7 +230,12 @@ pub fn needs_reset(sidecarset: &SidecarSet, pod: &Pod) -> bool {
 pub fn reset(sidecarset: &SidecarSet, hashes: &SidecarSetHashes, pod: &Pod, now: Timestamp) -> Pod {
     let mut pod = pod.clone();
     let mut changed = Vec::new();
-    for sidecar in sidecarset.spec.containers.iter().filter(|s| is_hot_upgrade(s)) {
+    for sidecar in sidecarset
+        .spec
+        .containers
+        .iter()
+        .filter(|s| is_hot_upgrade(s))
+    {
         let (working, idle) = working_and_idle(&sidecar.container.name, &pod);
         let empty = &sidecar.upgrade_strategy.hot_upgrade_empty_image;
         let Some(container) = pod

@@ -95,7 +95,8 @@ impl Injection {
 /// the pod, or a `MergePatchJson` that cannot be applied.
 pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<Injection, Error> {
     let pod = request.pod;
-    let matched = matching::matching_sidecarsets(request.sidecarsets, pod, request.namespace_labels)?;
+    let matched =
+        matching::matching_sidecarsets(request.sidecarsets, pod, request.namespace_labels)?;
     let mut resolved = Vec::with_capacity(matched.len());
     for sidecarset in matched {
         let chosen = match request.old_pod {
@@ -264,9 +265,10 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
         keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
         records::to_annotation_value(&hashes_without_image),
     );
-    pieces
-        .annotations
-        .insert(keys::INJECTED_LIST_ANNOTATION.to_owned(), injected.to_value());
+    pieces.annotations.insert(
+        keys::INJECTED_LIST_ANNOTATION.to_owned(),
+        injected.to_value(),
+    );
     Ok(pieces)
 }
 

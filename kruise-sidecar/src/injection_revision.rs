@@ -94,12 +94,13 @@ pub fn for_create<'a>(
     }
     if let Some(selector) = &strategy.selector {
         let empty = BTreeMap::new();
-        let matched = label_selector::matches(selector, pod.metadata.labels.as_ref().unwrap_or(&empty))
-            .map_err(|source| Error::Selector {
-                sidecarset: name_of(sidecarset).to_owned(),
-                field: "spec.updateStrategy.selector",
-                source,
-            })?;
+        let matched =
+            label_selector::matches(selector, pod.metadata.labels.as_ref().unwrap_or(&empty))
+                .map_err(|source| Error::Selector {
+                    sidecarset: name_of(sidecarset).to_owned(),
+                    field: "spec.updateStrategy.selector",
+                    source,
+                })?;
         if !matched {
             return Ok(specific);
         }

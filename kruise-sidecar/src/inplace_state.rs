@@ -58,7 +58,11 @@ pub fn record_changed_containers(
         recorded.insert(
             name.clone(),
             InPlaceUpdateContainerStatus {
-                image_id: image_ids.get(name.as_str()).copied().unwrap_or("").to_owned(),
+                image_id: image_ids
+                    .get(name.as_str())
+                    .copied()
+                    .unwrap_or("")
+                    .to_owned(),
             },
         );
     }

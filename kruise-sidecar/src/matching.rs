@@ -88,7 +88,11 @@ pub fn pod_matches(
 #[must_use]
 pub fn canary_base(sidecarset: &SidecarSet) -> Option<&str> {
     let annotations = sidecarset.metadata.annotations.as_ref()?;
-    if annotations.get(keys::sidecarset::CANARY_ANNOTATION).map(String::as_str) != Some("true") {
+    if annotations
+        .get(keys::sidecarset::CANARY_ANNOTATION)
+        .map(String::as_str)
+        != Some("true")
+    {
         return None;
     }
     annotations
@@ -132,7 +136,11 @@ pub fn indexed_namespaces(sidecarset: &SidecarSet) -> Option<BTreeSet<String>> {
     let selector = sidecarset.spec.namespace_selector.as_ref()?;
     let key = keys::kubernetes::NAMESPACE_NAME_LABEL;
     let mut namespaces = BTreeSet::new();
-    if let Some(name) = selector.match_labels.as_ref().and_then(|labels| labels.get(key)) {
+    if let Some(name) = selector
+        .match_labels
+        .as_ref()
+        .and_then(|labels| labels.get(key))
+    {
         namespaces.insert(name.clone());
     }
     for requirement in selector.match_expressions.iter().flatten() {

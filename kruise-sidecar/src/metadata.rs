@@ -46,7 +46,9 @@ pub fn patch_annotations(
         for (key, value) in &patch.annotations {
             match policy {
                 None | Some(SidecarSetPatchPolicy::Retain) => {
-                    annotations.entry(key.clone()).or_insert_with(|| value.clone());
+                    annotations
+                        .entry(key.clone())
+                        .or_insert_with(|| value.clone());
                 }
                 Some(SidecarSetPatchPolicy::Overwrite) => {
                     annotations.insert(key.clone(), value.clone());
@@ -54,15 +56,15 @@ pub fn patch_annotations(
                 Some(SidecarSetPatchPolicy::MergePatchJson) => {
                     let merged = match annotations.get(key) {
                         Some(origin) if !origin.is_empty() => merge_patch(origin, value)
-                            .map_err(|error| {
-                                (key.clone(), origin.clone(), value.clone(), error)
-                            })?,
+                            .map_err(|error| (key.clone(), origin.clone(), value.clone(), error))?,
                         _ => value.clone(),
                     };
                     annotations.insert(key.clone(), merged);
                 }
                 Some(SidecarSetPatchPolicy::Unknown(name)) if name.is_empty() => {
-                    annotations.entry(key.clone()).or_insert_with(|| value.clone());
+                    annotations
+                        .entry(key.clone())
+                        .or_insert_with(|| value.clone());
                 }
                 Some(SidecarSetPatchPolicy::Unknown(_)) => {}
             }
@@ -282,10 +284,7 @@ pub fn conflicting_patch_keys<'a>(
         let theirs = non_retain(other);
         for key in &mine {
             if theirs.contains(key) {
-                conflicts.push((
-                    key.clone(),
-                    other.metadata.name.clone().unwrap_or_default(),
-                ));
+                conflicts.push((key.clone(), other.metadata.name.clone().unwrap_or_default()));
             }
         }
     }

@@ -194,12 +194,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
             continue;
         };
         let mut after = pod.clone();
-        let changed = condition::set_upgradable(&mut after, name, false, input.now).map_err(
-            |source| Error::PodAnnotation {
-                pod: records::pod_key(pod),
-                source,
-            },
-        )?;
+        let changed =
+            condition::set_upgradable(&mut after, name, false, input.now).map_err(|source| {
+                Error::PodAnnotation {
+                    pod: records::pod_key(pod),
+                    source,
+                }
+            })?;
         if changed {
             plan.actions.push(PodAction {
                 pod: matched.get(position).copied().unwrap_or(position),

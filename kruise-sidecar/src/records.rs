@@ -56,7 +56,11 @@ pub fn hash_entries(pod: &Pod, key: &'static str) -> Result<SidecarSetHashes, An
 /// The pod's entry for a SidecarSet in a hash annotation, if it has one (unparsable annotations read as
 /// empty, as upstream).
 #[must_use]
-pub fn recorded_entry(pod: &Pod, key: &'static str, sidecarset: &str) -> Option<SidecarSetHashEntry> {
+pub fn recorded_entry(
+    pod: &Pod,
+    key: &'static str,
+    sidecarset: &str,
+) -> Option<SidecarSetHashEntry> {
     hash_entries(pod, key).ok()?.remove(sidecarset)
 }
 
@@ -108,9 +112,7 @@ pub fn working_containers(pod: &Pod) -> WorkingHotUpgradeContainers {
 ///
 /// # Errors
 /// The annotation does not parse.
-pub fn inplace_states(
-    pod: &Pod,
-) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
+pub fn inplace_states(pod: &Pod) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
     annotation(pod, keys::INPLACE_UPDATE_STATE_ANNOTATION)
         .map(|value| annotations::parse(keys::INPLACE_UPDATE_STATE_ANNOTATION, value))
         .transpose()

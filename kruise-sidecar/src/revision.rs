@@ -63,8 +63,15 @@ fn patch_value(patch: &SidecarSetPatchPodMetadata) -> Result<Value, GoJsonError>
             serde_json::to_value(&patch.annotations).unwrap_or(Value::Null),
         );
     }
-    if let Some(policy) = patch.patch_policy.as_ref().filter(|p| !p.as_str().is_empty()) {
-        map.insert("patchPolicy".to_owned(), Value::String(policy.as_str().to_owned()));
+    if let Some(policy) = patch
+        .patch_policy
+        .as_ref()
+        .filter(|p| !p.as_str().is_empty())
+    {
+        map.insert(
+            "patchPolicy".to_owned(),
+            Value::String(policy.as_str().to_owned()),
+        );
     }
     Ok(Value::Object(map))
 }
@@ -281,7 +288,10 @@ fn field<T: serde::de::DeserializeOwned + Default>(
 /// # Errors
 /// [`Error::RevisionData`] when the data is not a SidecarSet revision; [`Error::Encoding`] when a hash must
 /// be computed and cannot.
-pub fn restore(sidecarset: &SidecarSet, revision: &ControllerRevision) -> Result<SidecarSet, Error> {
+pub fn restore(
+    sidecarset: &SidecarSet,
+    revision: &ControllerRevision,
+) -> Result<SidecarSet, Error> {
     let bad = |reason: String| Error::RevisionData {
         sidecarset: name_of(sidecarset).to_owned(),
         revision: revision_name(revision).to_owned(),
@@ -319,7 +329,10 @@ pub fn restore(sidecarset: &SidecarSet, revision: &ControllerRevision) -> Result
         .metadata
         .annotations
         .get_or_insert_with(BTreeMap::new);
-    let computed_hash = computed.as_ref().map(|c| c.hash.clone()).unwrap_or_default();
+    let computed_hash = computed
+        .as_ref()
+        .map(|c| c.hash.clone())
+        .unwrap_or_default();
     let computed_without = computed.map(|c| c.without_image).unwrap_or_default();
     annotations.insert(
         keys::sidecarset::HASH_ANNOTATION.to_owned(),

@@ -104,7 +104,10 @@ mod tests {
 
     #[test]
     fn sub_path_expression_variables() {
-        assert_eq!(sub_path_variables("foo/$(ODD_NAME)/$(POD_NAME)"), ["ODD_NAME", "POD_NAME"]);
+        assert_eq!(
+            sub_path_variables("foo/$(ODD_NAME)/$(POD_NAME)"),
+            ["ODD_NAME", "POD_NAME"]
+        );
         assert_eq!(sub_path_variables("$(a.b-c)$(1X)$(X1)"), ["a.b-c", "X1"]);
         assert_eq!(sub_path_variables("$(unterminated"), Vec::<&str>::new());
         assert_eq!(sub_path_variables("$$(A)"), ["A"]);

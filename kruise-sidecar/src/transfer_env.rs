@@ -59,7 +59,10 @@ pub fn source_container_name(
         }
         _ => return Err(FieldPathError::NoSubscript(path.to_owned())),
     };
-    Ok(map.and_then(|map| map.get(key)).cloned().unwrap_or_default())
+    Ok(map
+        .and_then(|map| map.get(key))
+        .cloned()
+        .unwrap_or_default())
 }
 
 /// The variables `sidecar` copies from the pod, in order (entry by entry, names sorted within an entry).

@@ -212,7 +212,10 @@ fn upgrade_images(sidecarset: &SidecarSet, pod: &mut Pod) -> Vec<String> {
         let (target, other) = if hot {
             hot_upgrade::container_to_upgrade(sidecarset, sidecar, pod)
         } else {
-            (sidecar.container.name.clone(), sidecar.container.name.clone())
+            (
+                sidecar.container.name.clone(),
+                sidecar.container.name.clone(),
+            )
         };
         let image_of = |pod: &Pod, name: &str| {
             pod.spec

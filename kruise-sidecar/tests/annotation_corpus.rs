@@ -12,7 +12,10 @@ mod harness;
 
 #[test]
 fn every_seed_and_its_mutations_return() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fuzz/seeds/sidecar_annotations");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fuzz/seeds/sidecar_annotations"
+    );
     let mut count = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
@@ -22,7 +25,10 @@ fn every_seed_and_its_mutations_return() {
         for cut in (0..bytes.len()).step_by(7) {
             harness::run(&bytes[..cut]);
         }
-        let flipped: Vec<u8> = bytes.iter().map(|b| if *b == b'"' { b'\'' } else { *b }).collect();
+        let flipped: Vec<u8> = bytes
+            .iter()
+            .map(|b| if *b == b'"' { b'\'' } else { *b })
+            .collect();
         harness::run(&flipped);
         count += 1;
     }

@@ -1,6 +1,11 @@
 //! Spec 3c "Hash": the four upstream vectors from typed SidecarSets, the init-container rule, defaults, and
 //! the annotations.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod support;
 
@@ -77,7 +82,8 @@ fn all_init_containers_count_once_one_is_native() {
 
 #[test]
 fn image_changes_only_move_the_image_hash() {
-    let a = raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [container()]}}));
+    let a =
+        raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [container()]}}));
     let b = raw(serde_json::json!({"metadata": {"name": "s"},
         "spec": {"containers": [{"name": "container1", "image": "other"}]}}));
     let (ha, hb) = (hash::compute(&a).unwrap(), hash::compute(&b).unwrap());
@@ -93,7 +99,8 @@ fn defaults_are_part_of_the_hash() {
     let stored = support::sidecarset(serde_json::json!({
         "metadata": {"name": "s"}, "spec": {"containers": [container()]}
     }));
-    let as_given = raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [container()]}}));
+    let as_given =
+        raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [container()]}}));
     assert_ne!(
         hash::compute(&stored).unwrap().hash,
         hash::compute(&as_given).unwrap().hash
@@ -102,7 +109,8 @@ fn defaults_are_part_of_the_hash() {
 
 #[test]
 fn annotations_are_read_before_computing() {
-    let mut set = raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [container()]}}));
+    let mut set =
+        raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [container()]}}));
     let computed = hash::annotate(&mut set).unwrap();
     assert_eq!(computed.hash, WITH_IMAGE);
     assert_eq!(
@@ -125,15 +133,20 @@ fn invalid_quantities_are_named() {
         "spec": {"containers": [container(), {"name": "c", "resources": {"limits": {"cpu": "lots"}}}]}}));
     let message = hash::compute(&set).unwrap_err().to_string();
     assert!(message.contains("SidecarSet bad"), "{message}");
-    assert!(message.contains("/containers/1/resources/limits/cpu"), "{message}");
+    assert!(
+        message.contains("/containers/1/resources/limits/cpu"),
+        "{message}"
+    );
 }
 
 #[test]
 fn go_escaping_and_field_order_of_the_input() {
-    let set = raw(serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [
-        {"name": "c", "image": "i", "command": ["a<b>&c"], "env": [{"name": "E", "value": "v"}],
-         "shareVolumePolicy": {"type": "enabled"}}
-    ]}}));
+    let set = raw(
+        serde_json::json!({"metadata": {"name": "s"}, "spec": {"containers": [
+            {"name": "c", "image": "i", "command": ["a<b>&c"], "env": [{"name": "E", "value": "v"}],
+             "shareVolumePolicy": {"type": "enabled"}}
+        ]}}),
+    );
     let input = hash::hash_input(&set.spec.containers, &set.spec.init_containers, false).unwrap();
     assert_eq!(
         input,

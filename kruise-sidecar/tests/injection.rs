@@ -1,5 +1,10 @@
 //! Spec 3c "Injection": the seed examples, and one table or test per rule.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod support;
 
@@ -53,8 +58,15 @@ fn seed_sidecar1_busybox_with_its_log_volume() {
             hash.without_image
         )
     );
-    assert_eq!(annotation(out, keys::INJECTED_LIST_ANNOTATION), Some("test-sidecarset"));
-    assert_eq!(&apply_patch(&pod, &injection.patch), out, "the patch reproduces the pod");
+    assert_eq!(
+        annotation(out, keys::INJECTED_LIST_ANNOTATION),
+        Some("test-sidecarset")
+    );
+    assert_eq!(
+        &apply_patch(&pod, &injection.patch),
+        out,
+        "the patch reproduces the pod"
+    );
 }
 
 #[test]
@@ -71,8 +83,17 @@ fn seed_before_app_container_transfer_env_and_shared_volumes() {
         .map(|m| (m.name.as_str(), m.mount_path.as_str()))
         .collect();
     assert_eq!(mounts, [("nginx.conf", "/nginx/conf"), ("data", "/data")]);
-    let env: Vec<_> = nginx.env.iter().flatten().map(|e| e.name.as_str()).collect();
-    assert_eq!(env, ["IS_INJECTED", "PROXY_IP", "POD_NAME"], "own, transferred, then subPathExpr");
+    let env: Vec<_> = nginx
+        .env
+        .iter()
+        .flatten()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(
+        env,
+        ["IS_INJECTED", "PROXY_IP", "POD_NAME"],
+        "own, transferred, then subPathExpr"
+    );
     assert_eq!(
         nginx.env.as_ref().unwrap()[1].value.as_deref(),
         Some("10.0.0.1")
@@ -87,7 +108,10 @@ fn seed_before_app_container_transfer_env_and_shared_volumes() {
         .map(|v| v.name.as_str())
         .collect();
     assert_eq!(volumes, ["data", "nginx.conf"]);
-    assert_eq!(container(&out, "main"), &pod.spec.as_ref().unwrap().containers[0]);
+    assert_eq!(
+        container(&out, "main"),
+        &pod.spec.as_ref().unwrap().containers[0]
+    );
 }
 
 fn simple_set(name: &str, containers: serde_json::Value) -> kruise_api::apps::v1beta1::SidecarSet {
@@ -111,7 +135,10 @@ fn inject_policy_table() {
         (json!("AfterAppContainer"), vec!["main", "s"]),
     ];
     for (policy, expected) in cases {
-        let set = simple_set("a", json!([{"name": "s", "image": "s:1", "podInjectPolicy": policy}]));
+        let set = simple_set(
+            "a",
+            json!([{"name": "s", "image": "s:1", "podInjectPolicy": policy}]),
+        );
         assert_eq!(names(&inject(&web_pod(), &[set]).pod), expected, "{policy}");
     }
     // Not defaulted (empty policy): after the app containers, as upstream HEAD.
@@ -127,17 +154,27 @@ fn inject_policy_table() {
 #[test]
 fn same_name_container_is_replaced_in_place() {
     let mut pod = web_pod();
-    pod.spec.as_mut().unwrap().containers.push(
-        serde_json::from_value(json!({"name": "s", "image": "old"})).unwrap(),
+    pod.spec
+        .as_mut()
+        .unwrap()
+        .containers
+        .push(serde_json::from_value(json!({"name": "s", "image": "old"})).unwrap());
+    let set = simple_set(
+        "a",
+        json!([{"name": "s", "image": "new"}, {"name": "t", "image": "t"}]),
     );
-    let set = simple_set("a", json!([{"name": "s", "image": "new"}, {"name": "t", "image": "t"}]));
     let injection = inject(&pod, &[set]);
     let out = injection.pod.clone();
     assert_eq!(names(&out), ["t", "main", "s"]);
     assert_eq!(apply_patch(&pod, &injection.patch), out);
     let ops: Vec<String> = injection.patch.0.iter().map(|op| op.to_string()).collect();
     assert!(ops.iter().any(|op| op.contains(r#""path":"/spec/containers/0""#) && op.contains(r#""op":"add""#)), "{ops:?}");
-    assert!(ops.iter().any(|op| op.contains(r#""path":"/spec/containers/2""#) && op.contains(r#""op":"replace""#)), "{ops:?}");
+    assert!(
+        ops.iter()
+            .any(|op| op.contains(r#""path":"/spec/containers/2""#)
+                && op.contains(r#""op":"replace""#)),
+        "{ops:?}"
+    );
     assert_eq!(support::image_of(&out, "s"), "new");
 }
 
@@ -154,8 +191,9 @@ fn two_sidecarsets_in_name_order_and_first_volume_wins() {
         "volumes": [{"name": "shared", "configMap": {"name": "from-a"}}],
         "imagePullSecrets": [{"name": "a-secret"}]}}));
     let mut pod = web_pod();
-    pod.spec.as_mut().unwrap().image_pull_secrets =
-        Some(vec![serde_json::from_value(json!({"name": "regcred"})).unwrap()]);
+    pod.spec.as_mut().unwrap().image_pull_secrets = Some(vec![
+        serde_json::from_value(json!({"name": "regcred"})).unwrap(),
+    ]);
     let out = inject(&pod, &[b, a]).pod;
     assert_eq!(names(&out), ["a1", "b1", "main"]);
     let spec = out.spec.as_ref().unwrap();
@@ -169,14 +207,18 @@ fn two_sidecarsets_in_name_order_and_first_volume_wins() {
         .map(|s| s.name.as_str())
         .collect();
     assert_eq!(secrets, ["regcred", "a-secret", "b-secret"]);
-    assert_eq!(annotation(&out, keys::INJECTED_LIST_ANNOTATION), Some("a,b"));
+    assert_eq!(
+        annotation(&out, keys::INJECTED_LIST_ANNOTATION),
+        Some("a,b")
+    );
 }
 
 #[test]
 fn the_pods_own_volume_wins() {
     let mut pod = web_pod();
-    pod.spec.as_mut().unwrap().volumes =
-        Some(vec![serde_json::from_value(json!({"name": "logs", "hostPath": {"path": "/pod"}})).unwrap()]);
+    pod.spec.as_mut().unwrap().volumes = Some(vec![
+        serde_json::from_value(json!({"name": "logs", "hostPath": {"path": "/pod"}})).unwrap(),
+    ]);
     let set = sidecarset(json!({"metadata": {"name": "a"}, "spec": {
         "selector": {"matchLabels": {"app": "web"}},
         "containers": [{"name": "s", "image": "s", "volumeMounts": [{"name": "logs", "mountPath": "/l"}]}],
@@ -197,8 +239,9 @@ fn init_containers_sorted_and_native_sidecars_listed() {
         ],
         "containers": [{"name": "s", "image": "s"}]}}));
     let mut pod = web_pod();
-    pod.spec.as_mut().unwrap().init_containers =
-        Some(vec![serde_json::from_value(json!({"name": "app-init", "image": "x"})).unwrap()]);
+    pod.spec.as_mut().unwrap().init_containers = Some(vec![
+        serde_json::from_value(json!({"name": "app-init", "image": "x"})).unwrap(),
+    ]);
     let out = inject(&pod, &[set]).pod;
     let init: Vec<_> = out
         .spec
@@ -209,17 +252,27 @@ fn init_containers_sorted_and_native_sidecars_listed() {
         .flatten()
         .map(|c| c.name.as_str())
         .collect();
-    assert_eq!(init, ["app-init", "b-proxy", "z-init"], "after the pod's, in name order");
+    assert_eq!(
+        init,
+        ["app-init", "b-proxy", "z-init"],
+        "after the pod's, in name order"
+    );
     let init_env = &out.spec.as_ref().unwrap().init_containers.as_ref().unwrap()[2].env;
     assert_eq!(init_env.as_ref().unwrap()[0].name, "IS_INJECTED");
-    let hashes = kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap()).unwrap();
+    let hashes =
+        kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap())
+            .unwrap();
     assert_eq!(hashes["a"].sidecar_list, ["b-proxy", "s"]);
 }
 
 #[test]
 fn transfer_env_sources_table() {
     let mut pod = web_pod();
-    pod.metadata.labels.as_mut().unwrap().insert("source".into(), "main".into());
+    pod.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("source".into(), "main".into());
     pod.metadata.annotations = Some([("Source.Annotation".to_owned(), "main".to_owned())].into());
     pod.spec.as_mut().unwrap().containers[0].env = Some(
         serde_json::from_value(json!([
@@ -228,15 +281,36 @@ fn transfer_env_sources_table() {
         .unwrap(),
     );
     let cases: [(serde_json::Value, Vec<&str>); 6] = [
-        (json!({"sourceContainerName": "main", "envName": "A"}), vec!["A"]),
-        (json!({"sourceContainerName": "main", "envName": "C", "envNames": ["B", "A", "MISSING"]}), vec!["A", "B", "C"]),
-        (json!({"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.labels['source']"}}, "envNames": ["B"]}), vec!["B"]),
-        (json!({"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.annotations['Source.Annotation']"}}, "envName": "C"}), vec!["C"]),
-        (json!({"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.name"}}, "envName": "A"}), vec![]),
-        (json!({"sourceContainerName": "nope", "envName": "A"}), vec![]),
+        (
+            json!({"sourceContainerName": "main", "envName": "A"}),
+            vec!["A"],
+        ),
+        (
+            json!({"sourceContainerName": "main", "envName": "C", "envNames": ["B", "A", "MISSING"]}),
+            vec!["A", "B", "C"],
+        ),
+        (
+            json!({"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.labels['source']"}}, "envNames": ["B"]}),
+            vec!["B"],
+        ),
+        (
+            json!({"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.annotations['Source.Annotation']"}}, "envName": "C"}),
+            vec!["C"],
+        ),
+        (
+            json!({"sourceContainerNameFrom": {"fieldRef": {"fieldPath": "metadata.name"}}, "envName": "A"}),
+            vec![],
+        ),
+        (
+            json!({"sourceContainerName": "nope", "envName": "A"}),
+            vec![],
+        ),
     ];
     for (transfer, expected) in cases {
-        let set = simple_set("a", json!([{"name": "s", "image": "s", "transferEnv": [transfer.clone()]}]));
+        let set = simple_set(
+            "a",
+            json!([{"name": "s", "image": "s", "transferEnv": [transfer.clone()]}]),
+        );
         let out = inject(&pod, &[set]).pod;
         let env: Vec<_> = container(&out, "s")
             .env
@@ -259,14 +333,31 @@ fn share_volume_policy_skips_injected_containers_and_devices_are_shared() {
          "volumeMounts": [{"name": "x", "mountPath": "/x"}]}
     ]))
     .unwrap();
-    let set = simple_set("a", json!([{"name": "s", "image": "s",
+    let set = simple_set(
+        "a",
+        json!([{"name": "s", "image": "s",
         "shareVolumePolicy": {"type": "enabled"}, "shareVolumeDevicePolicy": {"type": "enabled"},
-        "volumeMounts": [{"name": "own", "mountPath": "/d"}]}]));
+        "volumeMounts": [{"name": "own", "mountPath": "/d"}]}]),
+    );
     let out = inject(&pod, &[set]).pod;
     let sidecar = container(&out, "s");
-    let mounts: Vec<_> = sidecar.volume_mounts.iter().flatten().map(|m| m.name.as_str()).collect();
-    assert_eq!(mounts, ["own"], "/d is taken by the sidecar's own mount; /x belongs to a sidecar");
-    let devices: Vec<_> = sidecar.volume_devices.iter().flatten().map(|d| d.name.as_str()).collect();
+    let mounts: Vec<_> = sidecar
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| m.name.as_str())
+        .collect();
+    assert_eq!(
+        mounts,
+        ["own"],
+        "/d is taken by the sidecar's own mount; /x belongs to a sidecar"
+    );
+    let devices: Vec<_> = sidecar
+        .volume_devices
+        .iter()
+        .flatten()
+        .map(|d| d.name.as_str())
+        .collect();
     assert_eq!(devices, ["blk"]);
 }
 
@@ -277,9 +368,13 @@ fn patch_pod_metadata_applies_before_injection() {
         "containers": [{"name": "s", "image": "s"}],
         "patchPodMetadata": [{"annotations": {"oom-score": "{\"log-agent\": 1}"}, "patchPolicy": "MergePatchJson"}]}}));
     let mut pod = web_pod();
-    pod.metadata.annotations = Some([("oom-score".to_owned(), r#"{"envoy": 2}"#.to_owned())].into());
+    pod.metadata.annotations =
+        Some([("oom-score".to_owned(), r#"{"envoy": 2}"#.to_owned())].into());
     let out = inject(&pod, &[set]).pod;
-    assert_eq!(annotation(&out, "oom-score"), Some(r#"{"envoy":2,"log-agent":1}"#));
+    assert_eq!(
+        annotation(&out, "oom-score"),
+        Some(r#"{"envoy":2,"log-agent":1}"#)
+    );
 }
 
 #[test]
@@ -302,7 +397,10 @@ fn bad_merge_patch_is_an_error_naming_the_pod_and_key() {
     let message = kruise_sidecar::inject(&request, &mut SeededChance::new(1))
         .unwrap_err()
         .to_string();
-    assert!(message.contains("pod ns/web-0") && message.contains("annotation k"), "{message}");
+    assert!(
+        message.contains("pod ns/web-0") && message.contains("annotation k"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -331,7 +429,10 @@ fn injection_is_idempotent_and_never_touches_app_containers() {
     let twice = inject(&once.pod, std::slice::from_ref(&set));
     assert_eq!(twice.pod, once.pod);
     assert!(!twice.changed());
-    assert_eq!(container(&once.pod, "main"), &pod.spec.as_ref().unwrap().containers[0]);
+    assert_eq!(
+        container(&once.pod, "main"),
+        &pod.spec.as_ref().unwrap().containers[0]
+    );
 }
 
 #[test]
@@ -355,8 +456,14 @@ fn update_requests_change_nothing() {
 
 #[test]
 fn sort_by_name_gate() {
-    let set = simple_set("a", json!([{"name": "zz", "image": "s"}, {"name": "aa", "image": "s"}]));
-    assert_eq!(names(&inject(&web_pod(), std::slice::from_ref(&set)).pod), ["zz", "aa", "main"]);
+    let set = simple_set(
+        "a",
+        json!([{"name": "zz", "image": "s"}, {"name": "aa", "image": "s"}]),
+    );
+    assert_eq!(
+        names(&inject(&web_pod(), std::slice::from_ref(&set)).pod),
+        ["zz", "aa", "main"]
+    );
     let options = Options::default()
         .with_feature_gates("EnableSortSidecarContainerByName=true")
         .unwrap();
@@ -372,8 +479,14 @@ fn hot_upgrade_pair_with_versions_and_working_container() {
     let pod = support::pod_fixture("pod-hotupgrade.yaml");
     let out = inject(&pod, std::slice::from_ref(&set)).pod;
     assert_eq!(names(&out), ["sidecar-1", "sidecar-2", "busybox"]);
-    assert_eq!(support::image_of(&out, "sidecar-1"), "openkruise/hotupgrade-sample:sidecarv1");
-    assert_eq!(support::image_of(&out, "sidecar-2"), "openkruise/hotupgrade-sample:empty");
+    assert_eq!(
+        support::image_of(&out, "sidecar-1"),
+        "openkruise/hotupgrade-sample:sidecarv1"
+    );
+    assert_eq!(
+        support::image_of(&out, "sidecar-2"),
+        "openkruise/hotupgrade-sample:empty"
+    );
     for name in ["sidecar-1", "sidecar-2"] {
         let env = serde_json::to_value(&container(&out, name).env).unwrap();
         assert_eq!(
@@ -391,11 +504,16 @@ fn hot_upgrade_pair_with_versions_and_working_container() {
         ("versionalt.sidecarset.kruise.io/sidecar-1", "0"),
         ("version.sidecarset.kruise.io/sidecar-2", "0"),
         ("versionalt.sidecarset.kruise.io/sidecar-2", "1"),
-        (keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION, r#"{"sidecar":"sidecar-1"}"#),
+        (
+            keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION,
+            r#"{"sidecar":"sidecar-1"}"#,
+        ),
     ] {
         assert_eq!(annotation(&out, key), Some(value), "{key}");
     }
-    let hashes = kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap()).unwrap();
+    let hashes =
+        kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap())
+            .unwrap();
     assert_eq!(hashes["hotupgrade-sidecarset"].sidecar_list, ["sidecar"]);
 }
 
@@ -407,7 +525,9 @@ fn controller_revision_is_recorded_from_the_status() {
         ..Default::default()
     });
     let out = inject(&web_pod(), &[set]).pod;
-    let hashes = kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap()).unwrap();
+    let hashes =
+        kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap())
+            .unwrap();
     assert_eq!(hashes["a"].controller_revision, "a-5d8f");
     let without = kruise_api::annotations::parse_hashes_without_image(
         annotation(&out, keys::HASH_WITHOUT_IMAGE_ANNOTATION).unwrap(),
@@ -422,14 +542,25 @@ fn existing_entries_and_injected_names_are_kept() {
     let mut pod = web_pod();
     pod.metadata.annotations = Some(
         [
-            (keys::HASH_ANNOTATION.to_owned(), r#"{"other":"legacyhash"}"#.to_owned()),
-            (keys::INJECTED_LIST_ANNOTATION.to_owned(), "other".to_owned()),
+            (
+                keys::HASH_ANNOTATION.to_owned(),
+                r#"{"other":"legacyhash"}"#.to_owned(),
+            ),
+            (
+                keys::INJECTED_LIST_ANNOTATION.to_owned(),
+                "other".to_owned(),
+            ),
         ]
         .into(),
     );
     let out = inject(&pod, &[set]).pod;
-    let hashes = kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap()).unwrap();
+    let hashes =
+        kruise_api::annotations::parse_hashes(annotation(&out, keys::HASH_ANNOTATION).unwrap())
+            .unwrap();
     assert_eq!(hashes["other"].hash, "legacyhash");
     assert!(hashes.contains_key("a"));
-    assert_eq!(annotation(&out, keys::INJECTED_LIST_ANNOTATION), Some("a,other"));
+    assert_eq!(
+        annotation(&out, keys::INJECTED_LIST_ANNOTATION),
+        Some("a,other")
+    );
 }

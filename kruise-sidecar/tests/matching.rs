@@ -1,5 +1,10 @@
 //! Spec 3c "Pod matching": a table per rule.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod support;
 
@@ -26,11 +31,21 @@ fn selector_table() {
         (json!({"selector": {"matchLabels": {}}}), false),
         (json!({"selector": {"matchLabels": {"app": "web"}}}), true),
         (json!({"selector": {"matchLabels": {"app": "db"}}}), false),
-        (json!({"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "x"]}]}}), true),
-        (json!({"selector": {"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}}), false),
+        (
+            json!({"selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "x"]}]}}),
+            true,
+        ),
+        (
+            json!({"selector": {"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}}),
+            false,
+        ),
     ];
     for (spec, expected) in cases {
-        assert_eq!(pod_matches(&set(spec.clone()), &web("ns"), None).unwrap(), expected, "{spec}");
+        assert_eq!(
+            pod_matches(&set(spec.clone()), &web("ns"), None).unwrap(),
+            expected,
+            "{spec}"
+        );
     }
 }
 
@@ -48,12 +63,42 @@ fn namespace_selector_table() {
         set(json!({"selector": {"matchLabels": {"app": "web"}}, "namespaceSelector": s}))
     };
     let cases = [
-        (selector(json!({"matchLabels": {"team": "a"}})), "ns", Some(&labels), true),
-        (selector(json!({"matchLabels": {"team": "b"}})), "ns", Some(&labels), false),
-        (selector(json!({"matchLabels": {"team": "a"}})), "ns", None, false),
-        (selector(json!({"matchLabels": {"kubernetes.io/metadata.name": "ns"}})), "ns", None, true),
-        (selector(json!({"matchLabels": {"kubernetes.io/metadata.name": "ns"}})), "other", None, false),
-        (selector(json!({"matchLabels": {"kubernetes.io/metadata.name": "default"}})), "", None, true),
+        (
+            selector(json!({"matchLabels": {"team": "a"}})),
+            "ns",
+            Some(&labels),
+            true,
+        ),
+        (
+            selector(json!({"matchLabels": {"team": "b"}})),
+            "ns",
+            Some(&labels),
+            false,
+        ),
+        (
+            selector(json!({"matchLabels": {"team": "a"}})),
+            "ns",
+            None,
+            false,
+        ),
+        (
+            selector(json!({"matchLabels": {"kubernetes.io/metadata.name": "ns"}})),
+            "ns",
+            None,
+            true,
+        ),
+        (
+            selector(json!({"matchLabels": {"kubernetes.io/metadata.name": "ns"}})),
+            "other",
+            None,
+            false,
+        ),
+        (
+            selector(json!({"matchLabels": {"kubernetes.io/metadata.name": "default"}})),
+            "",
+            None,
+            true,
+        ),
     ];
     for (set, namespace, labels, expected) in cases {
         assert_eq!(
@@ -78,7 +123,10 @@ fn v1alpha1_namespace_field() {
     assert_eq!(indexed_namespaces(&hub), Some(["ns".to_owned()].into()));
     let expression = set(json!({"namespaceSelector": {"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["a", "b"]}]}}));
-    assert_eq!(indexed_namespaces(&expression), Some(["a".to_owned(), "b".to_owned()].into()));
+    assert_eq!(
+        indexed_namespaces(&expression),
+        Some(["a".to_owned(), "b".to_owned()].into())
+    );
     assert_eq!(indexed_namespaces(&set(json!({}))), None);
 }
 
@@ -99,10 +147,16 @@ fn paused_inactive_and_canary() {
         named("zeta", json!({})),
         named("base", json!({})),
         named("paused", json!({"paused": true})),
-        named("canary", json!({"annotations": {
-            "apps.kruise.io/sidecarset-canary": "true", "apps.kruise.io/sidecarset-base": "base"}})),
-        named("not-canary", json!({"annotations": {
-            "apps.kruise.io/sidecarset-canary": "false", "apps.kruise.io/sidecarset-base": "zeta"}})),
+        named(
+            "canary",
+            json!({"annotations": {
+            "apps.kruise.io/sidecarset-canary": "true", "apps.kruise.io/sidecarset-base": "base"}}),
+        ),
+        named(
+            "not-canary",
+            json!({"annotations": {
+            "apps.kruise.io/sidecarset-canary": "false", "apps.kruise.io/sidecarset-base": "zeta"}}),
+        ),
     ];
     let matched: Vec<_> = matching_sidecarsets(&sets, &web("ns"), None)
         .unwrap()
@@ -115,7 +169,13 @@ fn paused_inactive_and_canary() {
     done.status = Some(serde_json::from_value(json!({"phase": "Succeeded"})).unwrap());
     assert!(matching_sidecarsets(&sets, &done, None).unwrap().is_empty());
     let mut deleting = web("ns");
-    deleting.metadata.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(support::now()));
+    deleting.metadata.deletion_timestamp = Some(
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(support::now()),
+    );
     assert!(!matching::is_active_pod(&deleting));
-    assert!(matching_sidecarsets(&sets, &deleting, None).unwrap().is_empty());
+    assert!(
+        matching_sidecarsets(&sets, &deleting, None)
+            .unwrap()
+            .is_empty()
+    );
 }

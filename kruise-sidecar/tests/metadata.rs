@@ -1,5 +1,10 @@
 //! Spec 3c step 1, `patchPodMetadata`: policies, Go's merge patch, and the whitelist.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::collections::BTreeMap;
 
@@ -20,21 +25,37 @@ fn patch(policy: Option<&str>, pairs: &[(&str, &str)]) -> SidecarSetPatchPodMeta
 
 #[test]
 fn policy_table() {
-    let existing: BTreeMap<String, String> =
-        [("k".to_owned(), r#"{"a":1}"#.to_owned()), ("empty".to_owned(), String::new())].into();
+    let existing: BTreeMap<String, String> = [
+        ("k".to_owned(), r#"{"a":1}"#.to_owned()),
+        ("empty".to_owned(), String::new()),
+    ]
+    .into();
     let cases: [(Option<&str>, &str, &str, &str, bool); 8] = [
         (None, "k", "new", r#"{"a":1}"#, false),
         (Some("Retain"), "k", "new", r#"{"a":1}"#, false),
         (Some("Retain"), "fresh", "v", "v", true),
         (Some("Overwrite"), "k", "new", "new", true),
         (Some("Overwrite"), "k", r#"{"a":1}"#, r#"{"a":1}"#, false),
-        (Some("MergePatchJson"), "k", r#"{"b":2}"#, r#"{"a":1,"b":2}"#, true),
+        (
+            Some("MergePatchJson"),
+            "k",
+            r#"{"b":2}"#,
+            r#"{"a":1,"b":2}"#,
+            true,
+        ),
         (Some("MergePatchJson"), "k", r#"{"a":null}"#, "{}", true),
-        (Some("MergePatchJson"), "empty", r#"{"b":2}"#, r#"{"b":2}"#, true),
+        (
+            Some("MergePatchJson"),
+            "empty",
+            r#"{"b":2}"#,
+            r#"{"b":2}"#,
+            true,
+        ),
     ];
     for (policy, key, value, expected, changed) in cases {
         let mut annotations = existing.clone();
-        let result = patch_annotations(&mut annotations, &[patch(policy, &[(key, value)])]).unwrap();
+        let result =
+            patch_annotations(&mut annotations, &[patch(policy, &[(key, value)])]).unwrap();
         assert_eq!(annotations[key], expected, "{policy:?} {key}={value}");
         assert_eq!(result, changed, "{policy:?} {key}={value}");
     }
@@ -42,10 +63,19 @@ fn policy_table() {
 
 #[test]
 fn merge_patch_like_go() {
-    assert_eq!(merge_patch(r#"{"z":1,"a":{"b":1}}"#, r#"{"a":{"c":2}}"#).unwrap(), r#"{"a":{"b":1,"c":2},"z":1}"#);
-    assert_eq!(merge_patch(r#""text""#, r#"{"a":null,"b":1}"#).unwrap(), r#"{"b":1}"#);
+    assert_eq!(
+        merge_patch(r#"{"z":1,"a":{"b":1}}"#, r#"{"a":{"c":2}}"#).unwrap(),
+        r#"{"a":{"b":1,"c":2},"z":1}"#
+    );
+    assert_eq!(
+        merge_patch(r#""text""#, r#"{"a":null,"b":1}"#).unwrap(),
+        r#"{"b":1}"#
+    );
     assert_eq!(merge_patch("1", "[1,null]").unwrap(), "[1,null]");
-    assert_eq!(merge_patch("not json", "{}"), Err(MergePatchError::BadDocument));
+    assert_eq!(
+        merge_patch("not json", "{}"),
+        Err(MergePatchError::BadDocument)
+    );
     assert_eq!(merge_patch("{}", "nope"), Err(MergePatchError::BadPatch));
     assert_eq!(merge_patch("null", "{}"), Err(MergePatchError::BadDocument));
     assert_eq!(merge_patch("{}", "null"), Err(MergePatchError::BadPatch));
@@ -71,19 +101,56 @@ fn whitelist_table() {
     .unwrap();
     let mesh = json!({"team": "mesh"});
     let other = json!({"team": "x"});
-    let cases: [(SidecarSet, Option<&PatchMetadataWhitelist>, bool, Result<(), WhitelistError>); 7] = [
-        (with_patches(mesh.clone(), &["oom-score"], "Overwrite"), Some(&whitelist), false, Ok(())),
-        (with_patches(other.clone(), &["oom-score"], "Overwrite"), Some(&whitelist), false,
-            Err(WhitelistError::KeyNotAllowed("oom-score".into()))),
-        (with_patches(other.clone(), &["kruise.io/x"], "Retain"), Some(&whitelist), false, Ok(())),
-        (with_patches(other.clone(), &["a"], "Retain"), None, false, Err(WhitelistError::NotFound)),
-        (with_patches(other.clone(), &["a"], "Retain"), None, true, Ok(())),
-        (with_patches(other.clone(), &["a"], "Retain"), Some(&PatchMetadataWhitelist::default()), false,
-            Err(WhitelistError::NoRule)),
+    let cases: [(
+        SidecarSet,
+        Option<&PatchMetadataWhitelist>,
+        bool,
+        Result<(), WhitelistError>,
+    ); 7] = [
+        (
+            with_patches(mesh.clone(), &["oom-score"], "Overwrite"),
+            Some(&whitelist),
+            false,
+            Ok(()),
+        ),
+        (
+            with_patches(other.clone(), &["oom-score"], "Overwrite"),
+            Some(&whitelist),
+            false,
+            Err(WhitelistError::KeyNotAllowed("oom-score".into())),
+        ),
+        (
+            with_patches(other.clone(), &["kruise.io/x"], "Retain"),
+            Some(&whitelist),
+            false,
+            Ok(()),
+        ),
+        (
+            with_patches(other.clone(), &["a"], "Retain"),
+            None,
+            false,
+            Err(WhitelistError::NotFound),
+        ),
+        (
+            with_patches(other.clone(), &["a"], "Retain"),
+            None,
+            true,
+            Ok(()),
+        ),
+        (
+            with_patches(other.clone(), &["a"], "Retain"),
+            Some(&PatchMetadataWhitelist::default()),
+            false,
+            Err(WhitelistError::NoRule),
+        ),
         (with_patches(other, &[], "Retain"), None, false, Ok(())),
     ];
     for (set, list, defaults, expected) in cases {
-        let keys: Vec<_> = set.spec.patch_pod_metadata[0].annotations.keys().cloned().collect();
+        let keys: Vec<_> = set.spec.patch_pod_metadata[0]
+            .annotations
+            .keys()
+            .cloned()
+            .collect();
         let result = if keys.is_empty() {
             let mut empty = set.clone();
             empty.spec.patch_pod_metadata.clear();
@@ -93,9 +160,14 @@ fn whitelist_table() {
         };
         assert_eq!(result, expected, "{keys:?} defaults={defaults}");
     }
-    let bad = PatchMetadataWhitelist::parse(r#"{"rules":[{"allowedAnnotationKeyExprs":["("]}]}"#).unwrap();
+    let bad = PatchMetadataWhitelist::parse(r#"{"rules":[{"allowedAnnotationKeyExprs":["("]}]}"#)
+        .unwrap();
     assert!(matches!(
-        validate_patch_metadata(&with_patches(json!({}), &["a"], "Retain"), Some(&bad), false),
+        validate_patch_metadata(
+            &with_patches(json!({}), &["a"], "Retain"),
+            Some(&bad),
+            false
+        ),
         Err(WhitelistError::Expression { .. })
     ));
     assert!(PatchMetadataWhitelist::parse("[").is_err());
@@ -109,6 +181,9 @@ fn non_retain_keys_conflict_across_sidecarsets() {
     b.metadata.name = Some("b".into());
     let mut c = with_patches(json!({}), &["r"], "Retain");
     c.metadata.name = Some("c".into());
-    assert_eq!(conflicting_patch_keys(&a, [&a, &b, &c]), [("k".to_owned(), "b".to_owned())]);
+    assert_eq!(
+        conflicting_patch_keys(&a, [&a, &b, &c]),
+        [("k".to_owned(), "b".to_owned())]
+    );
     assert!(conflicting_patch_keys(&c, [&a, &b]).is_empty());
 }

@@ -1,7 +1,12 @@
 //! Properties: injection is idempotent and never touches app containers; hot upgrade always settles with one
 //! working container on the new image and the other on the empty image; upgrades never exceed
 //! maxUnavailable.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod support;
 

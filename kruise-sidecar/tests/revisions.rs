@@ -1,5 +1,10 @@
 //! Spec 3c "Revisions" and "Revision chosen for injection".
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 mod support;
 
@@ -60,7 +65,13 @@ fn data_bytes_and_name() {
         r#"{"spec":{"$patch":"replace","containers":[{"image":"i","name":"c","resources":{},"shareVolumePolicy":{},"upgradeStrategy":{}}],"imagePullSecrets":null,"initContainers":null,"patchPodMetadata":null,"volumes":null}}"#
     );
     let name = revision::name_for("s", &data, 0);
-    assert_eq!(name, format!("s-{}", kruise_inplace::revision::hash(data.as_bytes(), Some(0))));
+    assert_eq!(
+        name,
+        format!(
+            "s-{}",
+            kruise_inplace::revision::hash(data.as_bytes(), Some(0))
+        )
+    );
     assert_ne!(name, revision::name_for("s", &data, 1));
 
     let full: SidecarSet = serde_json::from_value(json!({"metadata": {"name": "s"}, "spec": {
@@ -70,25 +81,53 @@ fn data_bytes_and_name() {
         "patchPodMetadata": [{"annotations": {"a": "b"}, "patchPolicy": "Overwrite"}]}}))
     .unwrap();
     let data = revision::data(&full).unwrap();
-    assert!(data.contains(r#""imagePullSecrets":[{"name":"reg"}]"#), "{data}");
-    assert!(data.contains(r#""patchPodMetadata":[{"annotations":{"a":"b"},"patchPolicy":"Overwrite"}]"#), "{data}");
-    assert!(data.contains(r#""volumes":[{"emptyDir":{},"name":"v"}]"#), "{data}");
+    assert!(
+        data.contains(r#""imagePullSecrets":[{"name":"reg"}]"#),
+        "{data}"
+    );
+    assert!(
+        data.contains(
+            r#""patchPodMetadata":[{"annotations":{"a":"b"},"patchPolicy":"Overwrite"}]"#
+        ),
+        "{data}"
+    );
+    assert!(
+        data.contains(r#""volumes":[{"emptyDir":{},"name":"v"}]"#),
+        "{data}"
+    );
 }
 
 #[test]
 fn new_revision_metadata() {
     let mut set = set_with_image("i:1", json!({"customVersion": "v1"}));
-    set.metadata.annotations.as_mut().unwrap().insert("note".into(), "x".into());
+    set.metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert("note".into(), "x".into());
     let revision = revision::new_revision(&set, "kruise-system", 3, 0).unwrap();
     let labels = revision.metadata.labels.as_ref().unwrap();
     assert_eq!(labels["team"], "a");
     assert_eq!(labels[keys::NAME_LABEL], "s");
     assert_eq!(labels[keys::CUSTOM_VERSION_LABEL], "v1");
-    assert!(revision.metadata.name.as_ref().unwrap().ends_with(&labels["controller.kubernetes.io/hash"]));
-    assert_eq!(revision.metadata.namespace.as_deref(), Some("kruise-system"));
+    assert!(
+        revision
+            .metadata
+            .name
+            .as_ref()
+            .unwrap()
+            .ends_with(&labels["controller.kubernetes.io/hash"])
+    );
+    assert_eq!(
+        revision.metadata.namespace.as_deref(),
+        Some("kruise-system")
+    );
     assert_eq!(revision.metadata.annotations.as_ref().unwrap()["note"], "x");
     let owner = &revision.metadata.owner_references.as_ref().unwrap()[0];
-    assert_eq!((owner.kind.as_str(), owner.uid.as_str(), owner.controller), ("SidecarSet", "u-1", Some(true)));
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid.as_str(), owner.controller),
+        ("SidecarSet", "u-1", Some(true))
+    );
     assert_eq!(revision::number(&revision), 3);
 }
 
@@ -119,7 +158,10 @@ fn restore_history() {
     let broken: ControllerRevision = serde_json::from_value(json!({
         "metadata": {"name": "s-broken"}, "data": {"spec": {"containers": 5}}, "revision": 1}))
     .unwrap();
-    assert!(matches!(revision::restore(&current, &broken), Err(Error::RevisionData { .. })));
+    assert!(matches!(
+        revision::restore(&current, &broken),
+        Err(Error::RevisionData { .. })
+    ));
 }
 
 #[test]
@@ -132,20 +174,56 @@ fn revision_for_create_table() {
     let pod = web_pod();
     let cases: [(serde_json::Value, f64, &str); 10] = [
         (json!({}), 0.0, "i:3"),
-        (json!({"injectionStrategy": {"revision": {"policy": "Always"}}}), 0.0, "i:3"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name}}}), 0.0, "i:1"),
-        (json!({"injectionStrategy": {"revision": {"customVersion": "gray"}}}), 0.0, "i:2"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
-                "updateStrategy": {"paused": true}}), 1.0, "i:1"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
-                "updateStrategy": {"selector": {"matchLabels": {"canary": "true"}}}}), 1.0, "i:1"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
-                "updateStrategy": {"selector": {"matchLabels": {"app": "web"}}, "partition": 3}}), 0.0, "i:3"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
-                "updateStrategy": {"partition": "50%"}}), 0.5, "i:1"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
-                "updateStrategy": {"partition": "50%"}}), 0.51, "i:3"),
-        (json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}}}), 0.0, "i:3"),
+        (
+            json!({"injectionStrategy": {"revision": {"policy": "Always"}}}),
+            0.0,
+            "i:3",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name}}}),
+            0.0,
+            "i:1",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"customVersion": "gray"}}}),
+            0.0,
+            "i:2",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
+                "updateStrategy": {"paused": true}}),
+            1.0,
+            "i:1",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
+                "updateStrategy": {"selector": {"matchLabels": {"canary": "true"}}}}),
+            1.0,
+            "i:1",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
+                "updateStrategy": {"selector": {"matchLabels": {"app": "web"}}, "partition": 3}}),
+            0.0,
+            "i:3",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
+                "updateStrategy": {"partition": "50%"}}),
+            0.5,
+            "i:1",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}},
+                "updateStrategy": {"partition": "50%"}}),
+            0.51,
+            "i:3",
+        ),
+        (
+            json!({"injectionStrategy": {"revision": {"revisionName": v1_name, "policy": "Partial"}}}),
+            0.0,
+            "i:3",
+        ),
     ];
     for (extra, draw, expected) in cases {
         let set = current(extra.clone());
@@ -158,23 +236,37 @@ fn revision_for_create_table() {
 #[test]
 fn revision_lookup_errors() {
     let pod = web_pod();
-    let missing = set_with_image("i", json!({"injectionStrategy": {"revision": {"revisionName": "s-nope"}}}));
-    let error = injection_revision::for_create(&missing, &pod, &[], &mut FixedChance(0.0)).unwrap_err();
+    let missing = set_with_image(
+        "i",
+        json!({"injectionStrategy": {"revision": {"revisionName": "s-nope"}}}),
+    );
+    let error =
+        injection_revision::for_create(&missing, &pod, &[], &mut FixedChance(0.0)).unwrap_err();
     assert!(error.to_string().contains("s-nope"), "{error}");
-    let custom = set_with_image("i", json!({"injectionStrategy": {"revision": {"customVersion": "v9"}}}));
+    let custom = set_with_image(
+        "i",
+        json!({"injectionStrategy": {"revision": {"customVersion": "v9"}}}),
+    );
     assert!(matches!(
         injection_revision::for_create(&custom, &pod, &[], &mut FixedChance(0.0)),
         Err(Error::CustomVersionNotFound { .. })
     ));
     let v1 = set_with_image("i:1", json!({}));
     let revisions = [stored(&v1, 1, None)];
-    let bad_partition = set_with_image("i", json!({
+    let bad_partition = set_with_image(
+        "i",
+        json!({
         "injectionStrategy": {"revision": {"revisionName": revisions[0].metadata.name.clone().unwrap(), "policy": "Partial"}},
-        "updateStrategy": {"partition": "half"}}));
-    let message = injection_revision::for_create(&bad_partition, &pod, &revisions, &mut FixedChance(0.0))
-        .unwrap_err()
-        .to_string();
-    assert!(message.contains("partition") && message.contains("half"), "{message}");
+        "updateStrategy": {"partition": "half"}}),
+    );
+    let message =
+        injection_revision::for_create(&bad_partition, &pod, &revisions, &mut FixedChance(0.0))
+            .unwrap_err()
+            .to_string();
+    assert!(
+        message.contains("partition") && message.contains("half"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -194,7 +286,8 @@ fn revision_for_update() {
         );
         pod
     };
-    let current_hash = current.metadata.annotations.as_ref().unwrap()[keys::HASH_ANNOTATION].clone();
+    let current_hash =
+        current.metadata.annotations.as_ref().unwrap()[keys::HASH_ANNOTATION].clone();
     let bare = web_pod();
     let cases = [
         (recorded(&current_hash, &v1_name), bare.clone(), "i:2"),
@@ -213,30 +306,54 @@ fn latest_revision_reuse_rollback_create() {
     let v1 = set_with_image("i:1", json!({}));
     let v2 = set_with_image("i:2", json!({}));
     let none = plan_revisions(&v1, &[], &[], "kruise-system").unwrap();
-    let LatestRevision::Create(created) = &none.latest else { panic!("{:?}", none.latest) };
+    let LatestRevision::Create(created) = &none.latest else {
+        panic!("{:?}", none.latest)
+    };
     assert_eq!(revision::number(created), 1);
 
     let history = vec![stored(&v1, 1, None), stored(&v2, 2, None)];
     let reuse = plan_revisions(&v2, &history, &[], "kruise-system").unwrap();
-    assert_eq!(reuse.latest, LatestRevision::Reuse { name: history[1].metadata.name.clone().unwrap() });
+    assert_eq!(
+        reuse.latest,
+        LatestRevision::Reuse {
+            name: history[1].metadata.name.clone().unwrap()
+        }
+    );
     let rollback = plan_revisions(&v1, &history, &[], "kruise-system").unwrap();
     assert_eq!(
         rollback.latest,
-        LatestRevision::Rollback { name: history[0].metadata.name.clone().unwrap(), number: 3 }
+        LatestRevision::Rollback {
+            name: history[0].metadata.name.clone().unwrap(),
+            number: 3
+        }
     );
     let v3 = set_with_image("i:3", json!({"customVersion": "v3"}));
     let create = plan_revisions(&v3, &history, &[], "kruise-system").unwrap();
     assert!(matches!(create.latest, LatestRevision::Create(_)));
-    assert_eq!(create.custom_version_label, None, "a new revision carries the label already");
-    let labelled = plan_revisions(&set_with_image("i:2", json!({"customVersion": "v2"})), &history, &[], "ns").unwrap();
+    assert_eq!(
+        create.custom_version_label, None,
+        "a new revision carries the label already"
+    );
+    let labelled = plan_revisions(
+        &set_with_image("i:2", json!({"customVersion": "v2"})),
+        &history,
+        &[],
+        "ns",
+    )
+    .unwrap();
     assert_eq!(labelled.custom_version_label.as_deref(), Some("v2"));
 }
 
 #[test]
 fn history_truncation_keeps_used_revisions() {
-    let sets: Vec<SidecarSet> = (1..=4).map(|n| set_with_image(&format!("i:{n}"), json!({}))).collect();
-    let history: Vec<ControllerRevision> =
-        sets.iter().enumerate().map(|(n, s)| stored(s, i64::try_from(n).unwrap() + 1, None)).collect();
+    let sets: Vec<SidecarSet> = (1..=4)
+        .map(|n| set_with_image(&format!("i:{n}"), json!({})))
+        .collect();
+    let history: Vec<ControllerRevision> = sets
+        .iter()
+        .enumerate()
+        .map(|(n, s)| stored(s, i64::try_from(n).unwrap() + 1, None))
+        .collect();
     let name = |n: usize| history[n].metadata.name.clone().unwrap();
     let mut limited = set_with_image("i:5", json!({"revisionHistoryLimit": 2}));
     let using = |n: usize| {
@@ -246,15 +363,26 @@ fn history_truncation_keeps_used_revisions() {
         pod
     };
     let plan = plan_revisions(&limited, &history, &[&using(0)], "ns").unwrap();
-    assert_eq!(plan.delete, [name(1), name(2), name(3)], "oldest unused first; the pod's revision stays");
+    assert_eq!(
+        plan.delete,
+        [name(1), name(2), name(3)],
+        "oldest unused first; the pod's revision stays"
+    );
     assert_eq!(plan.over_limit, 0);
     let (a, b, c) = (using(0), using(1), using(2));
     let plan = plan_revisions(&limited, &history, &[&a, &b, &c], "ns").unwrap();
     assert_eq!(plan.delete, [name(3)]);
-    assert_eq!(plan.over_limit, 2, "revisions in use are never deleted, even over the limit");
-    limited.spec.injection_strategy = serde_json::from_value(json!({"revision": {"revisionName": name(1)}})).unwrap();
+    assert_eq!(
+        plan.over_limit, 2,
+        "revisions in use are never deleted, even over the limit"
+    );
+    limited.spec.injection_strategy =
+        serde_json::from_value(json!({"revision": {"revisionName": name(1)}})).unwrap();
     let plan = plan_revisions(&limited, &history, &[], "ns").unwrap();
     assert_eq!(plan.delete, [name(0), name(2), name(3)]);
     let plan = plan_revisions(&set_with_image("i:5", json!({})), &history, &[], "ns").unwrap();
-    assert!(plan.delete.is_empty(), "5 revisions are within the default limit of 10");
+    assert!(
+        plan.delete.is_empty(),
+        "5 revisions are within the default limit of 10"
+    );
 }

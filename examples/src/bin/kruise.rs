@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand};
 use kruise_examples::cli::sidecar::SidecarCommand;
+use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand};
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]

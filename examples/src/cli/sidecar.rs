@@ -107,15 +107,23 @@ pub fn run(command: &SidecarCommand, now: Timestamp, out: &mut impl Write) -> Re
 }
 
 /// Reads SidecarSets of either version as hub objects.
-fn read_sidecarsets(paths: &[String], apply_defaults: bool) -> Result<Vec<v1beta1::SidecarSet>, CliError> {
+fn read_sidecarsets(
+    paths: &[String],
+    apply_defaults: bool,
+) -> Result<Vec<v1beta1::SidecarSet>, CliError> {
     let mut sets = Vec::new();
     for path in paths {
-        for (index, object) in read_objects(std::slice::from_ref(path))?.into_iter().enumerate() {
-            let invalid = |message: String| {
-                CliError::Invalid(format!("{path}: object {index}: {message}"))
-            };
+        for (index, object) in read_objects(std::slice::from_ref(path))?
+            .into_iter()
+            .enumerate()
+        {
+            let invalid =
+                |message: String| CliError::Invalid(format!("{path}: object {index}: {message}"));
             let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-            let api_version = object.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+            let api_version = object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("");
             if kind != "SidecarSet" {
                 return Err(invalid(format!("kind {kind:?} is not SidecarSet")));
             }
@@ -163,7 +171,9 @@ fn read_pod(path: &str, flag: &str) -> Result<Pod, CliError> {
     let object = objects.pop().unwrap_or(Value::Null);
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("Pod");
     if kind != "Pod" {
-        return Err(CliError::Invalid(format!("--{flag} {path}: kind {kind:?} is not Pod")));
+        return Err(CliError::Invalid(format!(
+            "--{flag} {path}: kind {kind:?} is not Pod"
+        )));
     }
     serde_json::from_value(object)
         .map_err(|error| CliError::Invalid(format!("--{flag} {path}: {error}")))
@@ -205,14 +215,21 @@ pub fn inject(args: &InjectArgs, now: Timestamp, out: &mut impl Write) -> Result
         let hashes = kruise_sidecar::hash::recorded_or_computed(set)
             .map_err(|error| CliError::Invalid(error.to_string()))?;
         let annotations = set.metadata.annotations.get_or_insert_with(BTreeMap::new);
-        annotations.insert(kruise_api::keys::sidecarset::HASH_ANNOTATION.to_owned(), hashes.hash);
+        annotations.insert(
+            kruise_api::keys::sidecarset::HASH_ANNOTATION.to_owned(),
+            hashes.hash,
+        );
         annotations.insert(
             kruise_api::keys::sidecarset::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
             hashes.without_image,
         );
     }
     let pod = read_pod(&args.pod, "pod")?;
-    let old_pod = args.old_pod.as_deref().map(|path| read_pod(path, "old-pod")).transpose()?;
+    let old_pod = args
+        .old_pod
+        .as_deref()
+        .map(|path| read_pod(path, "old-pod"))
+        .transpose()?;
     let revisions: Vec<ControllerRevision> = match &args.revisions {
         None => Vec::new(),
         Some(path) => read_objects(std::slice::from_ref(path))?
@@ -264,8 +281,8 @@ pub fn inject(args: &InjectArgs, now: Timestamp, out: &mut impl Write) -> Result
 pub fn hash(args: &HashArgs, out: &mut impl Write) -> Result<(), CliError> {
     let sets = read_sidecarsets(&args.sidecarsets, args.apply_defaults)?;
     for set in &sets {
-        let hashes =
-            kruise_sidecar::hash::compute(set).map_err(|error| CliError::Invalid(error.to_string()))?;
+        let hashes = kruise_sidecar::hash::compute(set)
+            .map_err(|error| CliError::Invalid(error.to_string()))?;
         let name = set.metadata.name.as_deref().unwrap_or("");
         match args.output {
             HashFormat::Text => writeln!(out, "{name} {} {}", hashes.hash, hashes.without_image)?,

@@ -258,7 +258,9 @@ pub(crate) fn write_in_go_order(out: &mut String, value: &Value, ty: &'static Go
 ///
 /// # Errors
 /// A quantity of the container does not parse.
-pub fn container_value(container: &k8s_openapi::api::core::v1::Container) -> Result<Value, GoJsonError> {
+pub fn container_value(
+    container: &k8s_openapi::api::core::v1::Container,
+) -> Result<Value, GoJsonError> {
     let mut value = serde_json::to_value(container).unwrap_or(Value::Null);
     normalize(&mut value, &CONTAINER)?;
     Ok(value)

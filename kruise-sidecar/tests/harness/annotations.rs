@@ -25,20 +25,33 @@ pub fn run(data: &[u8]) {
     if let Ok(entries) = annotations::parse_hashes(hash) {
         let written = kruise_sidecar::records::to_annotation_value(&entries);
         let again = annotations::parse_hashes(&written).expect("written entries parse");
-        assert_eq!(kruise_sidecar::records::to_annotation_value(&again), written, "hash round trip");
+        assert_eq!(
+            kruise_sidecar::records::to_annotation_value(&again),
+            written,
+            "hash round trip"
+        );
     }
     if let Some(working) = working
         && let Ok(parsed) = WorkingHotUpgradeContainers::parse(working)
     {
-        assert_eq!(WorkingHotUpgradeContainers::parse(&parsed.to_value()).ok(), Some(parsed));
+        assert_eq!(
+            WorkingHotUpgradeContainers::parse(&parsed.to_value()).ok(),
+            Some(parsed)
+        );
     }
     if let Some(injected) = injected {
         let list = InjectedSidecarSets::parse(injected);
         assert_eq!(InjectedSidecarSets::parse(&list.to_value()), list);
     }
-    for (document, patch) in [(hash, working.unwrap_or("{}")), (working.unwrap_or("{}"), hash)] {
+    for (document, patch) in [
+        (hash, working.unwrap_or("{}")),
+        (working.unwrap_or("{}"), hash),
+    ] {
         if let Ok(merged) = kruise_sidecar::metadata::merge_patch(document, patch) {
-            assert!(serde_json::from_str::<serde_json::Value>(&merged).is_ok(), "{merged}");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&merged).is_ok(),
+                "{merged}"
+            );
         }
     }
 
@@ -67,9 +80,15 @@ pub fn run(data: &[u8]) {
                 {"name": "main", "image": "main", "imageID": "d", "ready": true, "restartCount": 0}]}
     }))
     .expect("the base pod parses");
-    let map = pod.metadata.annotations.get_or_insert_with(Default::default);
+    let map = pod
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
     map.insert(keys::HASH_ANNOTATION.to_owned(), hash.to_owned());
-    map.insert(keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(), hash.to_owned());
+    map.insert(
+        keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
+        hash.to_owned(),
+    );
     for (key, value) in [
         (keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION, working),
         (keys::INPLACE_UPDATE_STATE_ANNOTATION, state),

@@ -1,5 +1,11 @@
 //! Builders shared by the integration tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::collections::BTreeMap;
 
@@ -88,7 +94,11 @@ pub fn container<'a>(pod: &'a Pod, name: &str) -> &'a k8s_openapi::api::core::v1
 }
 
 pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    pod.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
 }
 
 pub fn image_of(pod: &Pod, name: &str) -> String {
@@ -135,14 +145,22 @@ pub fn image_id(image: &str) -> String {
 }
 
 fn fxhash(text: &str) -> u128 {
-    text.bytes()
-        .fold(0x811c_9dc5_u128, |h, b| (h ^ u128::from(b)).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0x811c_9dc5_u128, |h, b| {
+        (h ^ u128::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Kubelet applies the spec of every container (new image, new image ID), readiness as given.
 pub fn kubelet_applies(pod: &Pod, ready: &BTreeMap<&str, bool>) -> Pod {
     let mut out = running(pod);
-    for status in out.status.as_mut().unwrap().container_statuses.as_mut().unwrap() {
+    for status in out
+        .status
+        .as_mut()
+        .unwrap()
+        .container_statuses
+        .as_mut()
+        .unwrap()
+    {
         if let Some(r) = ready.get(status.name.as_str()) {
             status.ready = *r;
         }
