@@ -1,5 +1,5 @@
-// criterion's macros generate undocumented items.
-#![allow(missing_docs)]
+// criterion's macros generate undocumented items; the fixed input is built by indexing JSON values.
+#![allow(missing_docs, clippy::indexing_slicing)]
 //! Cost of the SidecarSet webhook step: injecting two SidecarSets (a log agent sharing the app's volumes and
 //! a hot-upgrade proxy with transferred env) into a realistic 3-container pod, including the RFC 6902 patch,
 //! next to deserialising and serialising the same pod with serde_json alone.

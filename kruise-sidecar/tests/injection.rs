@@ -3,7 +3,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity
 )]
 
 mod support;
@@ -167,7 +169,7 @@ fn same_name_container_is_replaced_in_place() {
     let out = injection.pod.clone();
     assert_eq!(names(&out), ["t", "main", "s"]);
     assert_eq!(apply_patch(&pod, &injection.patch), out);
-    let ops: Vec<String> = injection.patch.0.iter().map(|op| op.to_string()).collect();
+    let ops: Vec<String> = injection.patch.0.iter().map(ToString::to_string).collect();
     assert!(ops.iter().any(|op| op.contains(r#""path":"/spec/containers/0""#) && op.contains(r#""op":"add""#)), "{ops:?}");
     assert!(
         ops.iter()

@@ -5,7 +5,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity
 )]
 
 mod support;
@@ -179,6 +181,6 @@ proptest! {
             "before {} + taken {} > budget {}", unavailable_before, ready_taken, budget);
         let not_updated = pods.iter().filter(|p| !kruise_sidecar::consistency::is_pod_updated(&v2, &hashes, p)).count();
         let upgrades = result.actions.iter().filter(|a| a.reason == Reason::Upgrade).count();
-        prop_assert!(upgrades <= not_updated.saturating_sub(usize::try_from(partition).unwrap()).max(0));
+        prop_assert!(upgrades <= not_updated.saturating_sub(usize::try_from(partition).unwrap()));
     }
 }

@@ -3,7 +3,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity
 )]
 
 mod support;

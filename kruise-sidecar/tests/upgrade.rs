@@ -3,7 +3,9 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity
 )]
 
 mod support;
@@ -338,7 +340,11 @@ fn not_upgradable_pods_get_the_condition() {
     assert_eq!(after.spec, pods[0].spec, "nothing else changes");
     assert!(result.actions[0].outcome.patch(Subresource::Pod).is_none());
     // Once recorded, nothing more to write.
-    assert!(run(&changed, &[after.clone()]).actions.is_empty());
+    assert!(
+        run(&changed, std::slice::from_ref(after))
+            .actions
+            .is_empty()
+    );
 }
 
 #[test]
