@@ -1,13 +1,68 @@
 //! SidecarSet, as OpenKruise does it (spec 3c), without I/O.
 //!
-//! This crate grows with issue "kruise-sidecar" (matching, injection, revisions, upgrades, hot upgrade). It
-//! starts with the SidecarSet hash encoding, checked against upstream's own test vectors.
+//! * [`matching`]: which SidecarSets a pod gets (namespace selector, selector, paused, canary).
+//! * [`inject()`]: the pod webhook's injection: metadata patches, init containers, containers (hot-upgrade
+//!   pairs), shared volumes, transferred env, volumes, pull secrets, annotations, and the RFC 6902 patch.
+//! * [`hash`]: the SidecarSet hashes, bit-exact with upstream; [`revision`]: ControllerRevision data, names,
+//!   restoring history and the controller's history bookkeeping; [`injection_revision`]: which revision a
+//!   new pod gets.
+//! * [`upgrade`]: which pods to upgrade next and the in-place upgrade of one pod; [`hot_upgrade`]: the
+//!   hot-upgrade state machine; [`consistency`]: state consistency and readiness.
+//! * [`plan()`]: one reconcile of the SidecarSet controller: revisions, status, resets, upgrades.
+//!
+//! Time (`now`), randomness ([`Chance`]), ControllerRevisions and namespace labels are arguments.
 //!
 //! ```
-//! use kruise_sidecar::hash::hash_of_json;
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kruise_api::apps::v1beta1::SidecarSet;
+//! use kruise_api::defaults::ApplyDefaults;
+//! use kruise_sidecar::{inject, InjectRequest, Options, SeededChance};
 //!
-//! let json = br#"{"containers":[{"name":"container1","image":"test-image","resources":{},"upgradeStrategy":{},"shareVolumePolicy":{}}]}"#;
-//! assert_eq!(hash_of_json(json), "w26c4x8fz245642fdv499b464248f974xddx4x55z5dw55bc6x66464fxz77dc78");
+//! let mut sidecarset: SidecarSet = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet", "metadata": {"name": "log"},
+//!     "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+//!              "containers": [{"name": "sidecar1", "image": "busybox"}]},
+//! })).unwrap();
+//! sidecarset.apply_defaults(); // as stored: podInjectPolicy BeforeAppContainer, ...
+//! let pod: Pod = serde_json::from_value(serde_json::json!({
+//!     "metadata": {"name": "p", "namespace": "default", "labels": {"app": "nginx"}},
+//!     "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+//! })).unwrap();
+//! let sidecarsets = [sidecarset];
+//! let request = InjectRequest {
+//!     pod: &pod, old_pod: None, sidecarsets: &sidecarsets, revisions: &[], namespace_labels: None,
+//!     now: "2024-05-01T10:00:00Z".parse().unwrap(), options: Options::default(),
+//! };
+//! let injection = inject(&request, &mut SeededChance::new(1)).unwrap();
+//! let names: Vec<_> = injection.pod.spec.unwrap().containers.iter().map(|c| c.name.clone()).collect();
+//! assert_eq!(names, ["sidecar1", "app"]);
 //! ```
 
+pub mod admission_patch;
+pub mod condition;
+pub mod consistency;
+pub mod container_merge;
+pub mod encoding;
+pub mod error;
 pub mod hash;
+pub mod hot_upgrade;
+pub mod inject;
+pub mod injection_revision;
+pub mod inplace_state;
+pub mod matching;
+pub mod metadata;
+pub mod options;
+pub mod plan;
+pub mod random;
+pub mod records;
+pub mod revision;
+pub mod shared_volumes;
+pub mod status;
+pub mod transfer_env;
+pub mod upgrade;
+
+pub use error::Error;
+pub use inject::{InjectRequest, Injection, inject, inject_sidecarsets};
+pub use options::{FeatureGateError, Options};
+pub use plan::{Plan, PlanInput, PodAction, Reason, Step, plan};
+pub use random::{Chance, FixedChance, SeededChance};

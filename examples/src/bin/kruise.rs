@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kruise_examples::cli::sidecar::SidecarCommand;
 use kruise_examples::cli::{
     self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand, rollout::RolloutCommand,
 };
@@ -27,6 +28,9 @@ enum Command {
     /// Rollouts: what the CloneSet controller would do next to a CloneSet and its pods.
     #[command(subcommand)]
     Rollout(RolloutCommand),
+    /// SidecarSets: what the pod webhook injects into a pod, and SidecarSet hashes.
+    #[command(subcommand)]
+    Sidecar(SidecarCommand),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +48,9 @@ fn main() -> ExitCode {
         Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
         Command::Rollout(command) => {
             cli::rollout::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
+        }
+        Command::Sidecar(command) => {
+            cli::sidecar::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
         }
     };
     match result {

@@ -9,6 +9,7 @@ pub mod inplace;
 pub mod input;
 pub mod output;
 pub mod rollout;
+pub mod sidecar;
 
 use std::io::Write;
 

@@ -253,6 +253,35 @@ pub(crate) fn write_in_go_order(out: &mut String, value: &Value, ty: &'static Go
     out.push('}');
 }
 
+/// A container as Go's `encoding/json` sees it: exactly the fields Go writes (its omission rules, structs that
+/// are never omitted, canonical quantities), ready for [`write_container`] or a key-sorted writer.
+///
+/// # Errors
+/// A quantity of the container does not parse.
+pub fn container_value(
+    container: &k8s_openapi::api::core::v1::Container,
+) -> Result<Value, GoJsonError> {
+    let mut value = serde_json::to_value(container).unwrap_or(Value::Null);
+    normalize(&mut value, &CONTAINER)?;
+    Ok(value)
+}
+
+/// Writes a [`container_value`] with its fields in Go's struct order (what `json.Marshal` of a typed
+/// `corev1.Container` produces).
+pub fn write_container(out: &mut String, value: &Value) {
+    write_in_go_order(out, value, &CONTAINER);
+}
+
+/// A volume as Go's `encoding/json` sees it (see [`container_value`]).
+///
+/// # Errors
+/// A quantity of the volume does not parse.
+pub fn volume_value(volume: &k8s_openapi::api::core::v1::Volume) -> Result<Value, GoJsonError> {
+    let mut value = serde_json::to_value(volume).unwrap_or(Value::Null);
+    normalize(&mut value, &VOLUME)?;
+    Ok(value)
+}
+
 macro_rules! go_struct {
     ($name:ident { $($field:literal : $presence:ident $(($zero:ident))? $(=> $kind:ident $(($inner:ident))?)?),* $(,)? }) => {
         pub(crate) static $name: GoStruct = GoStruct {

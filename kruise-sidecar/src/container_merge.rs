@@ -1,0 +1,223 @@
+//! How injected pieces merge into a pod (spec 3c "Merge into the pod" and upstream's `pkg/util/pods.go`):
+//! first one wins everywhere except for same-named containers, which the sidecar replaces in place.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, LocalObjectReference, Volume, VolumeDevice, VolumeMount,
+};
+use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer};
+
+/// Appends the variables of `additional` whose name is not taken yet (by `original` or an earlier one).
+pub fn merge_env(original: &mut Vec<EnvVar>, additional: &[EnvVar]) {
+    let mut names: BTreeSet<String> = original.iter().map(|env| env.name.clone()).collect();
+    for env in additional {
+        if names.insert(env.name.clone()) {
+            original.push(env.clone());
+        }
+    }
+}
+
+/// Appends the mounts of `additional` whose mount path is not used yet by a mount or by one of `devices`.
+pub fn merge_volume_mounts(
+    original: &mut Vec<VolumeMount>,
+    devices: &[VolumeDevice],
+    additional: &[VolumeMount],
+) {
+    let mut paths: BTreeSet<String> = original
+        .iter()
+        .map(|mount| mount.mount_path.clone())
+        .chain(devices.iter().map(|device| device.device_path.clone()))
+        .collect();
+    for mount in additional {
+        if paths.insert(mount.mount_path.clone()) {
+            original.push(mount.clone());
+        }
+    }
+}
+
+/// Appends the devices of `additional` whose device path is not used yet by a device or by one of `mounts`.
+pub fn merge_volume_devices(
+    original: &mut Vec<VolumeDevice>,
+    mounts: &[VolumeMount],
+    additional: &[VolumeDevice],
+) {
+    let mut paths: BTreeSet<String> = original
+        .iter()
+        .map(|device| device.device_path.clone())
+        .chain(mounts.iter().map(|mount| mount.mount_path.clone()))
+        .collect();
+    for device in additional {
+        if paths.insert(device.device_path.clone()) {
+            original.push(device.clone());
+        }
+    }
+}
+
+/// Appends the volumes of `additional` whose name is not taken yet (the pod's volume, or the first sidecar's,
+/// wins).
+pub fn merge_volumes(original: &mut Vec<Volume>, additional: Vec<Volume>) {
+    let mut names: BTreeSet<String> = original.iter().map(|volume| volume.name.clone()).collect();
+    for volume in additional {
+        if names.insert(volume.name.clone()) {
+            original.push(volume);
+        }
+    }
+}
+
+/// The pod's pull secrets then the sidecars', de-duplicated by name (first wins).
+#[must_use]
+pub fn merge_pull_secrets(
+    pod: Vec<LocalObjectReference>,
+    sidecars: Vec<LocalObjectReference>,
+) -> Vec<LocalObjectReference> {
+    let mut names = BTreeSet::new();
+    pod.into_iter()
+        .chain(sidecars)
+        .filter(|secret| names.insert(secret.name.clone()))
+        .collect()
+}
+
+/// Upstream's `mergeSidecarContainers`: a sidecar whose name is already in the pod replaces that container in
+/// place; the others go before the pod's containers (`BeforeAppContainer`, in order) or after them
+/// (`AfterAppContainer` or unset).
+#[must_use]
+pub fn merge_sidecar_containers(
+    mut pod: Vec<Container>,
+    sidecars: Vec<SidecarContainer>,
+) -> Vec<Container> {
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for sidecar in sidecars {
+        if let Some(existing) = pod
+            .iter_mut()
+            .find(|container| container.name == sidecar.container.name)
+        {
+            *existing = sidecar.container;
+            continue;
+        }
+        match sidecar.pod_inject_policy {
+            Some(PodInjectPolicy::BeforeAppContainer) => before.push(sidecar.container),
+            _ => after.push(sidecar.container),
+        }
+    }
+    before.append(&mut pod);
+    before.append(&mut after);
+    before
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str, value: &str) -> EnvVar {
+        EnvVar {
+            name: name.into(),
+            value: Some(value.into()),
+            value_from: None,
+        }
+    }
+
+    fn mount(name: &str, path: &str) -> VolumeMount {
+        VolumeMount {
+            name: name.into(),
+            mount_path: path.into(),
+            ..VolumeMount::default()
+        }
+    }
+
+    #[test]
+    fn env_first_wins() {
+        let mut original = vec![env("A", "1")];
+        merge_env(
+            &mut original,
+            &[env("A", "2"), env("B", "1"), env("B", "2")],
+        );
+        assert_eq!(original, vec![env("A", "1"), env("B", "1")]);
+    }
+
+    #[test]
+    fn mounts_skip_used_paths_including_device_paths() {
+        let mut original = vec![mount("a", "/a")];
+        let devices = [VolumeDevice {
+            name: "d".into(),
+            device_path: "/dev/x".into(),
+        }];
+        merge_volume_mounts(
+            &mut original,
+            &devices,
+            &[
+                mount("b", "/a"),
+                mount("c", "/dev/x"),
+                mount("d", "/d"),
+                mount("e", "/d"),
+            ],
+        );
+        let names: Vec<_> = original.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["a", "d"]);
+        let mut devices_out = devices.to_vec();
+        merge_volume_devices(
+            &mut devices_out,
+            &original,
+            &[
+                VolumeDevice {
+                    name: "x".into(),
+                    device_path: "/a".into(),
+                },
+                VolumeDevice {
+                    name: "y".into(),
+                    device_path: "/dev/y".into(),
+                },
+            ],
+        );
+        assert_eq!(devices_out.len(), 2);
+        assert_eq!(devices_out[1].name, "y");
+    }
+
+    #[test]
+    fn secrets_and_volumes_dedupe() {
+        let secret = |n: &str| LocalObjectReference { name: n.into() };
+        let merged = merge_pull_secrets(
+            vec![secret("a"), secret("a")],
+            vec![secret("b"), secret("a")],
+        );
+        assert_eq!(merged, vec![secret("a"), secret("b")]);
+        let volume = |n: &str| Volume {
+            name: n.into(),
+            ..Volume::default()
+        };
+        let mut volumes = vec![volume("x")];
+        merge_volumes(&mut volumes, vec![volume("x"), volume("y")]);
+        assert_eq!(volumes.len(), 2);
+    }
+
+    #[test]
+    fn containers_before_after_and_replaced_in_place() {
+        let app = |n: &str| Container {
+            name: n.into(),
+            ..Container::default()
+        };
+        let sidecar = |n: &str, policy: Option<PodInjectPolicy>, image: &str| SidecarContainer {
+            container: Container {
+                name: n.into(),
+                image: Some(image.into()),
+                ..Container::default()
+            },
+            pod_inject_policy: policy,
+            ..SidecarContainer::default()
+        };
+        let merged = merge_sidecar_containers(
+            vec![app("main"), app("log")],
+            vec![
+                sidecar("b1", Some(PodInjectPolicy::BeforeAppContainer), "x"),
+                sidecar("a1", Some(PodInjectPolicy::AfterAppContainer), "x"),
+                sidecar("log", Some(PodInjectPolicy::BeforeAppContainer), "new"),
+                sidecar("u", None, "x"),
+                sidecar("b2", Some(PodInjectPolicy::BeforeAppContainer), "x"),
+            ],
+        );
+        let names: Vec<_> = merged.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["b1", "b2", "main", "log", "a1", "u"]);
+        assert_eq!(merged[3].image.as_deref(), Some("new"));
+    }
+}

@@ -1,0 +1,356 @@
+//! Injection into a pod being created (spec 3c "Injection"), as the pod mutating webhook does it.
+//!
+//! [`inject`] takes the whole admission view — pod (and old pod for an update), every SidecarSet, the
+//! ControllerRevisions, the namespace's labels, `now` — and returns the mutated pod with the RFC 6902 patch
+//! for the admission response. [`inject_sidecarsets`] is the core, for SidecarSets already matched and
+//! resolved to the revision to inject.
+//!
+//! For each SidecarSet, in name order: `patchPodMetadata`; init containers (native sidecars also join the
+//! hash entry's `sidecarList`) and pull secrets; containers (a `HotUpgrade` one as its `-1` / `-2` pair). Each
+//! injected container gets the volume mounts / devices it shares, `IS_INJECTED=true`, then its `transferEnv`
+//! and `subPathExpr` variables; the volumes its own mounts use come from `spec.volumes`. Then the pieces are
+//! merged: init containers in name order, containers by `podInjectPolicy` (same names replaced in place),
+//! volumes and pull secrets first-wins, and the hash, hash-without-image, injected-list and hot-upgrade
+//! annotations. Injecting twice at the same `now` changes nothing the second time.
+//!
+//! On an **update** the open-source webhook stops before changing anything (its "availability changed"
+//! check is always false); so does [`inject`], after resolving revisions like upstream.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use json_patch::Patch;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{EnvVar, LocalObjectReference, Pod, Volume};
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::annotations::{SidecarSetHashEntry, WorkingHotUpgradeContainers};
+use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet};
+use kruise_api::keys::sidecarset as keys;
+
+use crate::container_merge::{
+    merge_env, merge_pull_secrets, merge_sidecar_containers, merge_volume_devices,
+    merge_volume_mounts, merge_volumes,
+};
+use crate::error::Error;
+use crate::hash::{self, is_native_sidecar, name_of};
+use crate::hot_upgrade;
+use crate::injection_revision;
+use crate::matching;
+use crate::metadata;
+use crate::options::Options;
+use crate::random::Chance;
+use crate::records;
+use crate::shared_volumes;
+use crate::transfer_env;
+
+/// Everything the pod webhook looks at.
+#[derive(Clone, Copy, Debug)]
+pub struct InjectRequest<'a> {
+    /// The pod as admitted.
+    pub pod: &'a Pod,
+    /// The pod before the change, for an UPDATE request; `None` for CREATE.
+    pub old_pod: Option<&'a Pod>,
+    /// Every SidecarSet (v1alpha1 ones converted to v1beta1).
+    pub sidecarsets: &'a [SidecarSet],
+    /// The SidecarSets' ControllerRevisions (from the kruise-manager namespace).
+    pub revisions: &'a [ControllerRevision],
+    /// The labels of the pod's Namespace object.
+    pub namespace_labels: Option<&'a BTreeMap<String, String>>,
+    /// The time written into the hash annotations.
+    pub now: Timestamp,
+    /// Upstream's feature gates.
+    pub options: Options,
+}
+
+/// The webhook's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injection {
+    /// The pod after injection (the admitted pod when nothing changes).
+    pub pod: Pod,
+    /// The RFC 6902 patch from the admitted pod to [`Injection::pod`] (empty when nothing changes).
+    pub patch: Patch,
+    /// The SidecarSets that matched, in the order they were injected.
+    pub sidecarsets: Vec<String>,
+}
+
+impl Injection {
+    fn unchanged(pod: &Pod, sidecarsets: Vec<String>) -> Self {
+        Self {
+            pod: pod.clone(),
+            patch: Patch(Vec::new()),
+            sidecarsets,
+        }
+    }
+
+    /// Whether the pod changed.
+    #[must_use]
+    pub fn changed(&self) -> bool {
+        !self.patch.0.is_empty()
+    }
+}
+
+/// The pod webhook's SidecarSet step: matching, revision choice, then (for CREATE) injection.
+///
+/// # Errors
+/// An invalid selector, a revision that cannot be found or restored, an unparsable SidecarSet annotation on
+/// the pod, or a `MergePatchJson` that cannot be applied.
+pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<Injection, Error> {
+    let pod = request.pod;
+    let matched =
+        matching::matching_sidecarsets(request.sidecarsets, pod, request.namespace_labels)?;
+    let mut resolved = Vec::with_capacity(matched.len());
+    for sidecarset in matched {
+        let chosen = match request.old_pod {
+            Some(old_pod) => {
+                injection_revision::for_update(sidecarset, pod, old_pod, request.revisions)?
+            }
+            None => injection_revision::for_create(sidecarset, pod, request.revisions, chance)?,
+        };
+        resolved.push(chosen);
+    }
+    let names: Vec<String> = resolved.iter().map(|s| name_of(s).to_owned()).collect();
+    if resolved.is_empty() || request.old_pod.is_some() {
+        return Ok(Injection::unchanged(pod, names));
+    }
+    let chosen: Vec<&SidecarSet> = resolved.iter().map(AsRef::as_ref).collect();
+    let injected = inject_sidecarsets(pod, &chosen, request.now, request.options)?;
+    Ok(Injection {
+        patch: crate::admission_patch::injection_patch(pod, &injected),
+        pod: injected,
+        sidecarsets: names,
+    })
+}
+
+/// What the SidecarSets contribute before merging.
+#[derive(Default)]
+struct Pieces {
+    containers: Vec<SidecarContainer>,
+    init_containers: Vec<SidecarContainer>,
+    secrets: Vec<LocalObjectReference>,
+    volumes: Vec<Volume>,
+    annotations: BTreeMap<String, String>,
+}
+
+/// Injects SidecarSets (already matched and resolved to the revision to inject) into a pod being created.
+///
+/// # Errors
+/// An unparsable SidecarSet annotation on the pod, a `MergePatchJson` that cannot be applied, or a SidecarSet
+/// without hash annotations whose hash cannot be computed.
+pub fn inject_sidecarsets(
+    pod: &Pod,
+    sidecarsets: &[&SidecarSet],
+    now: Timestamp,
+    options: Options,
+) -> Result<Pod, Error> {
+    let mut pod = pod.clone();
+    for sidecarset in sidecarsets {
+        metadata::patch_pod(&mut pod, &sidecarset.spec.patch_pod_metadata)?;
+    }
+    let pieces = build(&pod, sidecarsets, now)?;
+    if pieces.containers.is_empty() && pieces.init_containers.is_empty() {
+        return Ok(pod);
+    }
+    let Pieces {
+        mut containers,
+        mut init_containers,
+        secrets,
+        volumes,
+        annotations,
+    } = pieces;
+    init_containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
+    if options.sort_sidecar_containers_by_name {
+        containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
+    }
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    let pod_init = spec.init_containers.take().unwrap_or_default();
+    let merged_init = merge_sidecar_containers(pod_init, init_containers);
+    spec.init_containers = (!merged_init.is_empty()).then_some(merged_init);
+    spec.containers = merge_sidecar_containers(std::mem::take(&mut spec.containers), containers);
+    let mut pod_volumes = spec.volumes.take().unwrap_or_default();
+    merge_volumes(&mut pod_volumes, volumes);
+    spec.volumes = (!pod_volumes.is_empty()).then_some(pod_volumes);
+    let pod_secrets = spec.image_pull_secrets.take().unwrap_or_default();
+    let merged_secrets = merge_pull_secrets(pod_secrets, secrets);
+    spec.image_pull_secrets = (!merged_secrets.is_empty()).then_some(merged_secrets);
+    for (annotation, value) in annotations {
+        records::set_annotation(&mut pod, &annotation, value);
+    }
+    Ok(pod)
+}
+
+fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Pieces, Error> {
+    let key = records::pod_key(pod);
+    let parse_error = |source| Error::PodAnnotation {
+        pod: key.clone(),
+        source,
+    };
+    let mut hashes = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
+    let mut hashes_without_image =
+        records::hash_entries(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION).map_err(parse_error)?;
+    let mut working = records::working_containers(pod);
+    let mut injected = records::injected_list(pod);
+    let mut pieces = Pieces::default();
+    let time = records::to_time(now);
+
+    for sidecarset in sidecarsets {
+        let name = name_of(sidecarset);
+        injected.insert(name);
+        let set_hashes = hash::recorded_or_computed(sidecarset)?;
+        let volumes: BTreeMap<&str, &Volume> = sidecarset
+            .spec
+            .volumes
+            .iter()
+            .map(|volume| (volume.name.as_str(), volume))
+            .collect();
+        let mut sidecar_list = BTreeSet::new();
+        let mut injecting = false;
+        for init in &sidecarset.spec.init_containers {
+            if is_native_sidecar(init) {
+                sidecar_list.insert(init.container.name.clone());
+            }
+            let prepared = prepare(init, pod, &volumes, &mut pieces.volumes);
+            injecting = true;
+            if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
+                push_hot_pair(prepared, &mut working, &mut pieces, true);
+            } else {
+                pieces.init_containers.push(prepared);
+            }
+        }
+        pieces
+            .secrets
+            .extend(sidecarset.spec.image_pull_secrets.iter().cloned());
+        for sidecar in &sidecarset.spec.containers {
+            sidecar_list.insert(sidecar.container.name.clone());
+            let prepared = prepare(sidecar, pod, &volumes, &mut pieces.volumes);
+            injecting = true;
+            if hot_upgrade::is_hot_upgrade(sidecar) {
+                push_hot_pair(prepared, &mut working, &mut pieces, false);
+            } else {
+                pieces.containers.push(prepared);
+            }
+        }
+        if injecting {
+            let sidecar_list: Vec<String> = sidecar_list.into_iter().collect();
+            let revision = sidecarset
+                .status
+                .as_ref()
+                .map(|status| status.latest_revision.clone())
+                .unwrap_or_default();
+            hashes.insert(
+                name.to_owned(),
+                SidecarSetHashEntry {
+                    update_timestamp: Some(time.clone()),
+                    hash: set_hashes.hash,
+                    sidecar_set_name: name.to_owned(),
+                    sidecar_list: sidecar_list.clone(),
+                    controller_revision: revision,
+                },
+            );
+            hashes_without_image.insert(
+                name.to_owned(),
+                SidecarSetHashEntry {
+                    update_timestamp: Some(time.clone()),
+                    hash: set_hashes.without_image,
+                    sidecar_set_name: name.to_owned(),
+                    sidecar_list,
+                    controller_revision: String::new(),
+                },
+            );
+        }
+    }
+    pieces.annotations.insert(
+        keys::HASH_ANNOTATION.to_owned(),
+        records::to_annotation_value(&hashes),
+    );
+    pieces.annotations.insert(
+        keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
+        records::to_annotation_value(&hashes_without_image),
+    );
+    pieces.annotations.insert(
+        keys::INJECTED_LIST_ANNOTATION.to_owned(),
+        injected.to_value(),
+    );
+    Ok(pieces)
+}
+
+fn push_hot_pair(
+    prepared: SidecarContainer,
+    working: &mut WorkingHotUpgradeContainers,
+    pieces: &mut Pieces,
+    init: bool,
+) {
+    for (annotation, value) in hot_upgrade::injection_annotations(&prepared.container.name) {
+        pieces.annotations.insert(annotation, value);
+    }
+    let name = prepared.container.name.clone();
+    let (first, second) = hot_upgrade::into_pair(prepared);
+    working.0.insert(name, first.container.name.clone());
+    pieces.annotations.insert(
+        keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
+        records::to_annotation_value(&working.0),
+    );
+    let target = if init {
+        &mut pieces.init_containers
+    } else {
+        &mut pieces.containers
+    };
+    target.push(first);
+    target.push(second);
+}
+
+/// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
+/// variables; the volumes its own mounts and devices use are appended to `volumes_out`.
+fn prepare(
+    sidecar: &SidecarContainer,
+    pod: &Pod,
+    volumes: &BTreeMap<&str, &Volume>,
+    volumes_out: &mut Vec<Volume>,
+) -> SidecarContainer {
+    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mounts_and_envs(sidecar, pod);
+    let shared_devices = shared_volumes::shared_devices(sidecar, pod);
+    let mut transferred = transfer_env::transfer_envs(sidecar, pod);
+    merge_env(&mut transferred, &sub_path_envs);
+
+    let container = &sidecar.container;
+    let used = container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|mount| mount.name.as_str())
+        .chain(
+            container
+                .volume_devices
+                .iter()
+                .flatten()
+                .map(|device| device.name.as_str()),
+        );
+    for name in used {
+        // Upstream dereferences the lookup; a mount of a volume the SidecarSet does not define is skipped.
+        // Merging keeps the first volume of a name, so later duplicates are not even copied.
+        if let Some(volume) = volumes.get(name)
+            && !volumes_out.iter().any(|known| known.name == name)
+        {
+            volumes_out.push((*volume).clone());
+        }
+    }
+
+    let mut prepared = sidecar.clone();
+    let container = &mut prepared.container;
+    if !shared_mounts.is_empty() {
+        let devices = container.volume_devices.as_deref().unwrap_or_default();
+        let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
+        merge_volume_mounts(mounts, devices, &shared_mounts);
+    }
+    if !shared_devices.is_empty() {
+        let mounts = container.volume_mounts.clone().unwrap_or_default();
+        let devices = container.volume_devices.get_or_insert_with(Vec::new);
+        merge_volume_devices(devices, &mounts, &shared_devices);
+    }
+    let env = container.env.get_or_insert_with(Vec::new);
+    env.push(EnvVar {
+        name: keys::IS_INJECTED_ENV.to_owned(),
+        value: Some("true".to_owned()),
+        value_from: None,
+    });
+    merge_env(env, &transferred);
+    prepared
+}

@@ -1,0 +1,106 @@
+//! The upstream switches that change SidecarSet decisions, as a plain struct the caller passes (never global
+//! state). [`Default`] is upstream's default.
+
+use std::fmt;
+
+/// Upstream feature gates that change injection and validation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Gate `EnableSortSidecarContainerByName` (default off): sidecar containers are merged into the pod in
+    /// name order instead of SidecarSet order.
+    pub sort_sidecar_containers_by_name: bool,
+    /// Gate `SidecarSetPatchPodMetadataDefaultsAllowed` (default off): without a `patchPodMetadata` whitelist
+    /// (or with no rule for the SidecarSet) every annotation key is allowed.
+    pub patch_pod_metadata_defaults_allowed: bool,
+}
+
+/// A `--feature-gates` entry that is not understood.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FeatureGateError {
+    /// The entry is not `Name=true` or `Name=false`.
+    #[error("invalid feature gate setting {entry:?}: expected Name=true or Name=false")]
+    Invalid {
+        /// The entry given.
+        entry: String,
+    },
+    /// The name is not a gate that changes SidecarSet decisions.
+    #[error("unknown feature gate {name:?} (known: {known})", known = Options::GATE_NAMES.join(", "))]
+    Unknown {
+        /// The name given.
+        name: String,
+    },
+}
+
+impl Options {
+    /// Upstream's name of [`Options::sort_sidecar_containers_by_name`].
+    pub const SORT_BY_NAME: &'static str = "EnableSortSidecarContainerByName";
+    /// Upstream's name of [`Options::patch_pod_metadata_defaults_allowed`].
+    pub const PATCH_METADATA_DEFAULTS_ALLOWED: &'static str =
+        "SidecarSetPatchPodMetadataDefaultsAllowed";
+    /// Every gate name [`Options::set_gate`] knows.
+    pub const GATE_NAMES: [&'static str; 2] =
+        [Self::SORT_BY_NAME, Self::PATCH_METADATA_DEFAULTS_ALLOWED];
+
+    /// Sets one gate by its upstream name.
+    ///
+    /// # Errors
+    /// [`FeatureGateError::Unknown`] for a name that does not change SidecarSet decisions.
+    pub fn set_gate(&mut self, name: &str, enabled: bool) -> Result<(), FeatureGateError> {
+        match name {
+            Self::SORT_BY_NAME => self.sort_sidecar_containers_by_name = enabled,
+            Self::PATCH_METADATA_DEFAULTS_ALLOWED => {
+                self.patch_pod_metadata_defaults_allowed = enabled;
+            }
+            _ => {
+                return Err(FeatureGateError::Unknown {
+                    name: name.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a `--feature-gates` list (`Name=true,Name=false,...`, values as Go's `strconv.ParseBool`).
+    ///
+    /// ```
+    /// use kruise_sidecar::Options;
+    ///
+    /// let options = Options::default().with_feature_gates("EnableSortSidecarContainerByName=true").unwrap();
+    /// assert!(options.sort_sidecar_containers_by_name);
+    /// assert!(Options::default().with_feature_gates("Nope=true").is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
+    pub fn with_feature_gates(mut self, list: &str) -> Result<Self, FeatureGateError> {
+        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let invalid = || FeatureGateError::Invalid {
+                entry: entry.to_owned(),
+            };
+            let (name, value) = entry.split_once('=').ok_or_else(invalid)?;
+            let enabled = match value.trim() {
+                "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
+                "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
+                _ => return Err(invalid()),
+            };
+            self.set_gate(name.trim(), enabled)?;
+        }
+        Ok(self)
+    }
+}
+
+impl fmt::Display for Options {
+    /// The gates as a `--feature-gates` list.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={},{}={}",
+            Self::SORT_BY_NAME,
+            self.sort_sidecar_containers_by_name,
+            Self::PATCH_METADATA_DEFAULTS_ALLOWED,
+            self.patch_pod_metadata_defaults_allowed
+        )
+    }
+}

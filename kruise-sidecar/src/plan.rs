@@ -1,0 +1,224 @@
+//! One reconcile of the SidecarSet controller as a pure function (upstream `UpdateSidecarSet`), like the
+//! CloneSet planner: from the SidecarSet, the pods it selects and its ControllerRevisions at `now`, the
+//! revision bookkeeping, the status to write, and the pods to patch — each with its reason and patches.
+//!
+//! 1. revisions: reuse, roll back or create the latest; truncate the history ([`crate::revision`]);
+//! 2. status over the matched pods ([`crate::status`]);
+//! 3. the hot-upgrade **reset** pass: pods whose upgraded sidecar is ready get the old container back on the
+//!    empty image; if any pod is reset, the step ends there;
+//! 4. stop when `updateStrategy.type` is `NotUpdate`, when every matched pod is updated, or when
+//!    `updateStrategy.paused`;
+//! 5. otherwise **upgrade** the pods [`crate::upgrade::next_upgrade_pods`] picks, and mark the candidates
+//!    that cannot be upgraded in place with `SidecarSetUpgradable=False`.
+//!
+//! Upstream also waits for its in-flight update expectations before steps 3–5; a controller embedding this
+//! planner keeps that bookkeeping (plan again once the patched pods are observed).
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps::v1beta1::{SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategyType};
+use kruise_inplace::Outcome;
+
+use crate::condition;
+use crate::error::Error;
+use crate::hash::{self, name_of};
+use crate::hot_upgrade;
+use crate::records;
+use crate::revision::{self, RevisionPlan};
+use crate::status;
+use crate::upgrade;
+
+/// What the planner reads.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanInput<'a> {
+    /// The SidecarSet as stored (with its hash annotations; they are computed when missing).
+    pub sidecarset: &'a SidecarSet,
+    /// The pods the SidecarSet selects (listed by its namespaces and selector); the planner keeps the
+    /// matched ones.
+    pub pods: &'a [Pod],
+    /// The ControllerRevisions of the kruise-manager namespace (others' are ignored).
+    pub revisions: &'a [ControllerRevision],
+    /// Where new ControllerRevisions go (the kruise-manager namespace).
+    pub revision_namespace: &'a str,
+    /// The time written into annotations and conditions.
+    pub now: Timestamp,
+}
+
+/// Where the reconcile stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Hot-upgrade resets were planned; upgrades wait for the next reconcile.
+    Reset,
+    /// `updateStrategy.type: NotUpdate`: pods are never upgraded.
+    NotUpdate,
+    /// Every matched pod is updated.
+    Finished,
+    /// `updateStrategy.paused`.
+    Paused,
+    /// The upgrade step ran (its actions may be empty when the budget is used up or pods must wait).
+    Upgrade,
+}
+
+/// Why a pod is patched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// Hot upgrade finished on this pod: the old container goes back to the empty image.
+    ResetHotUpgrade,
+    /// The pod's sidecars are upgraded in place to the SidecarSet.
+    Upgrade,
+    /// A field other than an image changed, so the pod cannot be upgraded in place:
+    /// `SidecarSetUpgradable=False`.
+    NotUpgradable,
+}
+
+impl Reason {
+    /// A short name: `reset-hot-upgrade`, `upgrade`, `not-upgradable`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ResetHotUpgrade => "reset-hot-upgrade",
+            Self::Upgrade => "upgrade",
+            Self::NotUpgradable => "not-upgradable",
+        }
+    }
+}
+
+/// One pod to patch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodAction {
+    /// Index into [`PlanInput::pods`].
+    pub pod: usize,
+    /// Why.
+    pub reason: Reason,
+    /// The pod after the change and the RFC 6902 patches (pod, then `status` subresource), each starting
+    /// with a `test` of the observed resourceVersion.
+    pub outcome: Outcome,
+}
+
+/// The result of one reconcile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The revision bookkeeping.
+    pub revisions: RevisionPlan,
+    /// The status to write.
+    pub status: SidecarSetStatus,
+    /// Indexes of the matched pods.
+    pub matched: Vec<usize>,
+    /// Where the reconcile stopped.
+    pub step: Step,
+    /// The pods to patch, in order.
+    pub actions: Vec<PodAction>,
+}
+
+/// Plans one reconcile.
+///
+/// # Errors
+/// The SidecarSet cannot be encoded (invalid quantity), a `MergePatchJson` cannot be applied to a pod, or a
+/// pod's `SidecarSetUpgradable` message does not parse.
+pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
+    let sidecarset = input.sidecarset;
+    let hashes = hash::recorded_or_computed(sidecarset)?;
+    let matched = status::matched_pods(sidecarset, input.pods);
+    let matched_pods: Vec<Pod> = matched
+        .iter()
+        .filter_map(|index| input.pods.get(*index).cloned())
+        .collect();
+    let matched_refs: Vec<&Pod> = matched_pods.iter().collect();
+    let revisions = revision::plan_revisions(
+        sidecarset,
+        input.revisions,
+        &matched_refs,
+        input.revision_namespace,
+    )?;
+    let collision_count = sidecarset
+        .status
+        .as_ref()
+        .and_then(|status| status.collision_count)
+        .unwrap_or(0);
+    let status = status::calculate_status(
+        sidecarset,
+        &hashes,
+        &matched_pods,
+        revisions.latest.name(),
+        collision_count,
+    );
+    let mut current = sidecarset.clone();
+    current.status = Some(status.clone());
+    let mut plan = Plan {
+        revisions,
+        status,
+        matched: matched.clone(),
+        step: Step::Upgrade,
+        actions: Vec::new(),
+    };
+
+    if current
+        .spec
+        .containers
+        .iter()
+        .any(hot_upgrade::is_hot_upgrade)
+    {
+        for (position, pod) in matched_pods.iter().enumerate() {
+            if hot_upgrade::needs_reset(&current, pod) {
+                let after = hot_upgrade::reset(&current, &hashes, pod, input.now);
+                plan.actions.push(PodAction {
+                    pod: matched.get(position).copied().unwrap_or(position),
+                    reason: Reason::ResetHotUpgrade,
+                    outcome: Outcome::between(pod, after, false),
+                });
+            }
+        }
+        if !plan.actions.is_empty() {
+            plan.step = Step::Reset;
+            return Ok(plan);
+        }
+    }
+    let strategy = &current.spec.update_strategy;
+    if strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) {
+        plan.step = Step::NotUpdate;
+        return Ok(plan);
+    }
+    if plan.status.updated_pods >= plan.status.matched_pods {
+        plan.step = Step::Finished;
+        return Ok(plan);
+    }
+    if strategy.paused {
+        plan.step = Step::Paused;
+        return Ok(plan);
+    }
+    let next = upgrade::next_upgrade_pods(&current, &hashes, &matched_pods);
+    let name = name_of(&current);
+    for position in next.not_upgradable {
+        let Some(pod) = matched_pods.get(position) else {
+            continue;
+        };
+        let mut after = pod.clone();
+        let changed =
+            condition::set_upgradable(&mut after, name, false, input.now).map_err(|source| {
+                Error::PodAnnotation {
+                    pod: records::pod_key(pod),
+                    source,
+                }
+            })?;
+        if changed {
+            plan.actions.push(PodAction {
+                pod: matched.get(position).copied().unwrap_or(position),
+                reason: Reason::NotUpgradable,
+                outcome: Outcome::between(pod, after, false),
+            });
+        }
+    }
+    for position in next.upgrade {
+        let Some(pod) = matched_pods.get(position) else {
+            continue;
+        };
+        let after = upgrade::upgrade_pod(&current, &hashes, pod, input.now)?;
+        plan.actions.push(PodAction {
+            pod: matched.get(position).copied().unwrap_or(position),
+            reason: Reason::Upgrade,
+            outcome: Outcome::between(pod, after, false),
+        });
+    }
+    Ok(plan)
+}

@@ -1,0 +1,187 @@
+//! What a pod records about the SidecarSets injected into it (spec 2.2): the hash and hash-without-image
+//! entries, the injected list, the working hot-upgrade containers and the in-place update states.
+//!
+//! Readers follow upstream's tolerance: where upstream logs a value that does not parse and goes on with an
+//! empty one, so do the `recorded_*` readers here; writers (injection, upgrades) report it as an error instead.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::annotations::{
+    self, AnnotationError, InjectedSidecarSets, SidecarSetHashEntry, SidecarSetHashes,
+    SidecarSetInPlaceUpdateStates, WorkingHotUpgradeContainers,
+};
+use kruise_api::keys::sidecarset as keys;
+
+/// `namespace/name` of a pod, for messages.
+#[must_use]
+pub fn pod_key(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or(""),
+        pod.metadata.name.as_deref().unwrap_or("")
+    )
+}
+
+/// The value of a pod annotation.
+#[must_use]
+pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+    pod.metadata
+        .annotations
+        .as_ref()?
+        .get(key)
+        .map(String::as_str)
+}
+
+/// Second precision, as `metav1.Now()` is written.
+#[must_use]
+pub fn to_time(now: Timestamp) -> Time {
+    Time(Timestamp::from_second(now.as_second()).unwrap_or(now))
+}
+
+/// The entries of a hash annotation (`kruise.io/sidecarset-hash` or `-hash-without-image`); empty when the
+/// annotation is absent or empty.
+///
+/// # Errors
+/// The annotation is neither the current nor the legacy form.
+pub fn hash_entries(pod: &Pod, key: &'static str) -> Result<SidecarSetHashes, AnnotationError> {
+    match annotation(pod, key) {
+        Some(value) if !value.is_empty() => annotations::parse(key, value),
+        _ => Ok(SidecarSetHashes::new()),
+    }
+}
+
+/// The pod's entry for a SidecarSet in a hash annotation, if it has one (unparsable annotations read as
+/// empty, as upstream).
+#[must_use]
+pub fn recorded_entry(
+    pod: &Pod,
+    key: &'static str,
+    sidecarset: &str,
+) -> Option<SidecarSetHashEntry> {
+    hash_entries(pod, key).ok()?.remove(sidecarset)
+}
+
+/// The SidecarSet hash the pod's sidecars were last written from (`""` when none).
+#[must_use]
+pub fn recorded_hash(pod: &Pod, sidecarset: &str) -> String {
+    recorded_entry(pod, keys::HASH_ANNOTATION, sidecarset)
+        .map(|entry| entry.hash)
+        .unwrap_or_default()
+}
+
+/// The SidecarSet hash without image the pod's sidecars were last written from (`""` when none).
+#[must_use]
+pub fn recorded_hash_without_image(pod: &Pod, sidecarset: &str) -> String {
+    recorded_entry(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION, sidecarset)
+        .map(|entry| entry.hash)
+        .unwrap_or_default()
+}
+
+/// The ControllerRevision the pod's sidecars came from (`""` when none).
+#[must_use]
+pub fn recorded_controller_revision(pod: &Pod, sidecarset: &str) -> String {
+    recorded_entry(pod, keys::HASH_ANNOTATION, sidecarset)
+        .map(|entry| entry.controller_revision)
+        .unwrap_or_default()
+}
+
+/// The SidecarSets listed in `kruise.io/sidecarset-injected-list`.
+#[must_use]
+pub fn injected_list(pod: &Pod) -> InjectedSidecarSets {
+    InjectedSidecarSets::parse(annotation(pod, keys::INJECTED_LIST_ANNOTATION).unwrap_or(""))
+}
+
+/// Whether the pod lists the SidecarSet as injected.
+#[must_use]
+pub fn is_injected(pod: &Pod, sidecarset: &str) -> bool {
+    injected_list(pod).contains(sidecarset)
+}
+
+/// The working hot-upgrade containers (empty when absent or unparsable, as upstream).
+#[must_use]
+pub fn working_containers(pod: &Pod) -> WorkingHotUpgradeContainers {
+    annotation(pod, keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION)
+        .and_then(|value| WorkingHotUpgradeContainers::parse(value).ok())
+        .unwrap_or_default()
+}
+
+/// The sidecar in-place update states; `None` when the annotation is absent.
+///
+/// # Errors
+/// The annotation does not parse.
+pub fn inplace_states(pod: &Pod) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
+    annotation(pod, keys::INPLACE_UPDATE_STATE_ANNOTATION)
+        .map(|value| annotations::parse(keys::INPLACE_UPDATE_STATE_ANNOTATION, value))
+        .transpose()
+}
+
+/// Serialises a map of entries as upstream's `json.Marshal` does (sorted keys, Go escaping).
+#[must_use]
+pub fn to_annotation_value<T: serde::Serialize>(value: &T) -> String {
+    kruise_inplace::go_json::to_string_like_go(value)
+}
+
+/// Sets a pod annotation.
+pub fn set_annotation(pod: &mut Pod, key: &str, value: String) {
+    pod.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(key.to_owned(), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn pod(annotations: &[(&str, &str)]) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                annotations: Some(
+                    annotations
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        }
+    }
+
+    #[test]
+    fn readers_tolerate_bad_values_like_upstream() {
+        let bad = pod(&[
+            (keys::HASH_ANNOTATION, "{not json"),
+            (keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION, "[]"),
+        ]);
+        assert_eq!(recorded_hash(&bad, "s"), "");
+        assert!(working_containers(&bad).0.is_empty());
+        assert!(hash_entries(&bad, keys::HASH_ANNOTATION).is_err());
+    }
+
+    #[test]
+    fn current_and_legacy_entries() {
+        let current = pod(&[(
+            keys::HASH_ANNOTATION,
+            r#"{"s":{"updateTimestamp":"2024-01-01T00:00:00Z","hash":"h1","sidecarSetName":"s","sidecarList":["c"],"controllerRevision":"s-1"}}"#,
+        )]);
+        assert_eq!(recorded_hash(&current, "s"), "h1");
+        assert_eq!(recorded_controller_revision(&current, "s"), "s-1");
+        let legacy = pod(&[(keys::HASH_WITHOUT_IMAGE_ANNOTATION, r#"{"s":"h2"}"#)]);
+        assert_eq!(recorded_hash_without_image(&legacy, "s"), "h2");
+        assert_eq!(recorded_hash(&legacy, "s"), "");
+    }
+
+    #[test]
+    fn timestamps_have_second_precision() {
+        let now: Timestamp = "2024-05-01T10:00:00.750Z".parse().unwrap();
+        assert_eq!(
+            serde_json::to_string(&to_time(now)).unwrap(),
+            "\"2024-05-01T10:00:00Z\""
+        );
+    }
+}
