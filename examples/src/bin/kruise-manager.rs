@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use kruise_examples::manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
 use kruise_examples::manager::controllers::ControllerSet;
 use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
 use kruise_examples::{logging, shutdown};
@@ -14,11 +15,15 @@ use kruise_examples::{logging, shutdown};
 struct Cli {
     #[command(flatten)]
     options: ManagerOptions,
+    #[command(flatten)]
+    cloneset: CloneSetArgs,
 }
 
-/// The controllers this binary runs while leading (the CloneSet controller registers here).
-fn controllers() -> ControllerSet {
-    ControllerSet::new()
+/// The controllers this binary runs while leading.
+fn controllers(config: CloneSetConfig) -> ControllerSet {
+    let mut controllers = ControllerSet::new();
+    controllers.register(CloneSetController::new(config));
+    controllers
 }
 
 #[tokio::main]
@@ -34,7 +39,7 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match Manager::new(cli.options, controllers())
+    match Manager::new(cli.options, controllers(cli.cloneset.config()))
         .run(client, signal)
         .await
     {

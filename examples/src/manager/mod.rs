@@ -27,6 +27,7 @@
 //! ```
 
 pub mod actions;
+pub mod cloneset;
 pub mod controllers;
 pub mod crds;
 pub mod expectations;
