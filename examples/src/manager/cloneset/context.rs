@@ -110,12 +110,12 @@ impl Shared {
     }
 
     /// [`Self::observe`] for each `(uid, operation, object)`.
-    pub fn observe_all(&self, seen: Vec<(String, Operation, String)>) {
+    pub fn observe_all(&self, seen: &[(String, Operation, String)]) {
         if seen.is_empty() {
             return;
         }
         self.with_expectations(|e, _| {
-            for (uid, operation, object) in &seen {
+            for (uid, operation, object) in seen {
                 e.observe(uid, *operation, object);
             }
         });

@@ -178,12 +178,12 @@ pub async fn execute(
                             ActionKind::UpdateInPlace { .. } => {
                                 record_failure(shared, subject, &error, || {
                                     Record::in_place_failed(&pod.name_any(), revision, &error)
-                                })
+                                });
                             }
                             ActionKind::MarkSpecifiedDelete { .. } => {
                                 record_failure(shared, subject, &error, || {
                                     Record::recreate_failed(&pod.name_any(), revision, &error)
-                                })
+                                });
                             }
                             _ => {}
                         }
@@ -275,7 +275,7 @@ async fn create_one(
             Ok(_) => {}
             // It exists already (a claim kept for reuse the cache had not shown): mount it.
             Err(ActionError::Conflict { .. }) => {
-                shared.observe(subject.uid, Operation::Create, &key)
+                shared.observe(subject.uid, Operation::Create, &key);
             }
             Err(error) => {
                 shared.observe(subject.uid, Operation::Create, &key);

@@ -47,6 +47,7 @@ pub async fn reconcile(
 
 /// What to do after a failed reconcile.
 #[must_use]
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run asks for
 pub fn error_policy(
     cloneset: Arc<CloneSet>,
     error: &ReconcileError,
@@ -108,20 +109,16 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
             &object_key("rev", ensured.revision.as_ref()),
         );
         cached_revisions.push(Arc::clone(&ensured.revision));
-    } else if let Some(index) = cached_revisions
-        .iter()
-        .position(|r| r.name_any() == update_name)
+    } else if let Some(slot) = cached_revisions
+        .iter_mut()
+        .find(|r| r.name_any() == update_name)
+        && slot.resource_version() != ensured.revision.resource_version()
     {
-        if cached_revisions.get(index).map(|r| r.resource_version())
-            != Some(ensured.revision.resource_version())
-        {
-            if let Some(version) = ensured.revision.resource_version() {
-                shared.expect_version(&object_key("rev", ensured.revision.as_ref()), &version);
-            }
-            if let Some(slot) = cached_revisions.get_mut(index) {
-                *slot = Arc::clone(&ensured.revision);
-            }
+        // Renumbered (a rollback to an older template): wait for the cache to show it next time.
+        if let Some(version) = ensured.revision.resource_version() {
+            shared.expect_version(&object_key("rev", ensured.revision.as_ref()), &version);
         }
+        *slot = Arc::clone(&ensured.revision);
     }
     let status_current = cloneset
         .status

@@ -281,10 +281,8 @@ pub async fn ensure_update(
                             });
                         }
                         collision_count += 1;
-                        candidate = Box::new(
-                            new_revision(cloneset, number, collision_count)
-                                .map_err(revision_error)?,
-                        );
+                        *candidate = new_revision(cloneset, number, collision_count)
+                            .map_err(revision_error)?;
                     }
                     Err(other) => return Err(action_error(other)),
                 }

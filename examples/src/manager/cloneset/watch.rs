@@ -117,7 +117,7 @@ where
             if let Event::Delete(object) = &event {
                 shared.forget_version(&object_key(kind, object));
             }
-            shared.observe_all(observations(kind, &event));
+            shared.observe_all(&observations(kind, &event));
             event
         })
         .touched_objects()
