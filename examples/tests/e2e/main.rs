@@ -17,6 +17,9 @@
     clippy::panic
 )]
 
+mod cloneset_env;
+mod cloneset_rollout;
+mod cloneset_scale;
 mod crds;
 mod leader;
 mod simulator;
@@ -48,6 +51,37 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("controllers_run_only_on_the_leader", |c| {
         Box::pin(leader::controllers_run_only_on_the_leader(c))
+    }),
+    ("cloneset_creates_ready_pods", |c| {
+        Box::pin(cloneset_scale::cloneset_creates_ready_pods(c))
+    }),
+    ("cloneset_scales_down_by_rank_and_specified_delete", |c| {
+        Box::pin(cloneset_scale::cloneset_scales_down_by_rank_and_specified_delete(c))
+    }),
+    ("cloneset_pre_delete_hook_holds_deletion", |c| {
+        Box::pin(cloneset_scale::cloneset_pre_delete_hook_holds_deletion(c))
+    }),
+    ("cloneset_updates_in_place_within_max_unavailable", |c| {
+        Box::pin(cloneset_rollout::cloneset_updates_in_place_within_max_unavailable(c))
+    }),
+    ("cloneset_partition_holds_old_pods", |c| {
+        Box::pin(cloneset_rollout::cloneset_partition_holds_old_pods(c))
+    }),
+    ("cloneset_max_surge_adds_and_removes_pods", |c| {
+        Box::pin(cloneset_rollout::cloneset_max_surge_adds_and_removes_pods(
+            c,
+        ))
+    }),
+    ("cloneset_recreates_when_not_in_place", |c| {
+        Box::pin(cloneset_rollout::cloneset_recreates_when_not_in_place(c))
+    }),
+    ("cloneset_in_place_update_hook_holds_update", |c| {
+        Box::pin(cloneset_rollout::cloneset_in_place_update_hook_holds_update(c))
+    }),
+    ("cloneset_rollout_survives_manager_restart", |c| {
+        Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
+            c,
+        ))
     }),
 ];
 

@@ -26,7 +26,7 @@ pub const COMPONENT: &str = "cloneset-controller";
 const QUEUE: usize = 1024;
 
 /// One Event about a CloneSet.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     /// Normal or Warning.
     pub warning: bool,
@@ -34,6 +34,9 @@ pub struct Record {
     pub reason: &'static str,
     /// The message.
     pub message: String,
+    /// The pod or claim acted on (the Event's `related` object). Events about different pods are kept
+    /// apart; without it, Events with the same reason about the CloneSet are counted as one series.
+    pub related: Option<ObjectReference>,
 }
 
 impl Record {
@@ -42,6 +45,7 @@ impl Record {
             warning: false,
             reason,
             message,
+            related: None,
         }
     }
 
@@ -50,7 +54,21 @@ impl Record {
             warning: true,
             reason,
             message,
+            related: None,
         }
+    }
+
+    /// The same Event, about the pod or claim `name` of kind `kind` in `namespace` as well.
+    #[must_use]
+    pub fn about(mut self, kind: &str, namespace: &str, name: &str) -> Self {
+        self.related = Some(ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some(kind.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            name: Some(name.to_owned()),
+            ..ObjectReference::default()
+        });
+        self
     }
 
     /// A pod was created.
@@ -160,7 +178,7 @@ impl Record {
             reason: self.reason.to_owned(),
             note: Some(self.message.clone()),
             action: self.reason.to_owned(),
-            secondary: None,
+            secondary: self.related.clone(),
         }
     }
 }
@@ -180,8 +198,13 @@ impl EventSink {
         let recorder = Recorder::new(client, reporter);
         tokio::spawn(async move {
             while let Some((reference, record)) = receiver.recv().await {
-                if let Err(error) = recorder.publish(&record.event(), &reference).await {
-                    tracing::warn!(%error, reason = record.reason, "recording an Event failed");
+                match recorder.publish(&record.event(), &reference).await {
+                    Ok(()) => {
+                        tracing::debug!(reason = record.reason, message = %record.message, "recorded an Event")
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, reason = record.reason, "recording an Event failed")
+                    }
                 }
             }
         });
@@ -218,7 +241,8 @@ mod tests {
             Record {
                 warning: false,
                 reason: "SuccessfulCreate",
-                message: "succeed to create pod web-abcde".into()
+                message: "succeed to create pod web-abcde".into(),
+                related: None,
             }
         );
         assert_eq!(Record::deleted("p").message, "succeed to delete pod p");
@@ -261,5 +285,16 @@ mod tests {
         let event = Record::scale_up_limited(1).event();
         assert_eq!(event.type_, EventType::Warning);
         assert_eq!(event.reason, "ScaleUpLimited");
+        assert!(event.secondary.is_none());
+        let about = Record::created("web-a").about("Pod", "ns", "web-a").event();
+        let related = about.secondary.unwrap();
+        assert_eq!(
+            (
+                related.kind.as_deref(),
+                related.name.as_deref(),
+                related.namespace.as_deref()
+            ),
+            (Some("Pod"), Some("web-a"), Some("ns"))
+        );
     }
 }

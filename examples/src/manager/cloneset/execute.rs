@@ -17,7 +17,7 @@ use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
 use super::request::{Body, PodWrite, pod_writes};
-use super::watch::{key_of, object_key};
+use super::watch::key_of;
 use crate::manager::actions::{self, ActionError};
 use crate::manager::expectations::Operation;
 
@@ -119,12 +119,16 @@ pub async fn execute(
                 let Some(claim) = subject.claims.get(*claim) else {
                     continue;
                 };
-                let key = object_key("pvc", claim);
+                let key = key_of("pvc", subject.namespace, &claim.name_any());
                 shared.expect(subject.uid, Operation::Delete, &key);
                 if let Err(error) = actions::delete(&claims, claim).await {
                     shared.observe(subject.uid, Operation::Delete, &key);
                     record_failure(shared, subject, &error, || {
-                        Record::claim_delete_failed(&claim.name_any(), &error)
+                        Record::claim_delete_failed(&claim.name_any(), &error).about(
+                            "PersistentVolumeClaim",
+                            subject.namespace,
+                            &claim.name_any(),
+                        )
                     });
                     return Err(fail(error));
                 }
@@ -157,13 +161,21 @@ pub async fn execute(
                             ActionKind::UpdateInPlace { .. } => {
                                 shared.events.record(
                                     subject.reference,
-                                    Record::updated_in_place(&pod.name_any(), revision),
+                                    Record::updated_in_place(&pod.name_any(), revision).about(
+                                        "Pod",
+                                        subject.namespace,
+                                        &pod.name_any(),
+                                    ),
                                 );
                             }
                             ActionKind::MarkSpecifiedDelete { .. } => {
                                 shared.events.record(
                                     subject.reference,
-                                    Record::marked_for_recreate(&pod.name_any(), revision),
+                                    Record::marked_for_recreate(&pod.name_any(), revision).about(
+                                        "Pod",
+                                        subject.namespace,
+                                        &pod.name_any(),
+                                    ),
                                 );
                             }
                             ActionKind::RefreshInPlace { outcome, .. } => {
@@ -178,11 +190,13 @@ pub async fn execute(
                             ActionKind::UpdateInPlace { .. } => {
                                 record_failure(shared, subject, &error, || {
                                     Record::in_place_failed(&pod.name_any(), revision, &error)
+                                        .about("Pod", subject.namespace, &pod.name_any())
                                 });
                             }
                             ActionKind::MarkSpecifiedDelete { .. } => {
                                 record_failure(shared, subject, &error, || {
                                     Record::recreate_failed(&pod.name_any(), revision, &error)
+                                        .about("Pod", subject.namespace, &pod.name_any())
                                 });
                             }
                             _ => {}
@@ -269,7 +283,7 @@ async fn create_one(
     creation: &Creation<'_>,
 ) -> Result<(), ActionError> {
     for claim in &creation.claims {
-        let key = object_key("pvc", *claim);
+        let key = key_of("pvc", subject.namespace, &claim.name_any());
         shared.expect(subject.uid, Operation::Create, &key);
         match actions::create(claims, *claim).await {
             Ok(_) => {}
@@ -280,26 +294,35 @@ async fn create_one(
             Err(error) => {
                 shared.observe(subject.uid, Operation::Create, &key);
                 record_failure(shared, subject, &error, || {
-                    Record::claim_create_failed(&claim.name_any(), &error)
+                    Record::claim_create_failed(&claim.name_any(), &error).about(
+                        "PersistentVolumeClaim",
+                        subject.namespace,
+                        &claim.name_any(),
+                    )
                 });
                 return Err(error);
             }
         }
     }
     let pod = creation.pod;
-    let key = object_key("pod", pod);
+    let key = key_of("pod", subject.namespace, &pod.name_any());
     shared.expect(subject.uid, Operation::Create, &key);
     match actions::create(pods, pod).await {
         Ok(_) => {
-            shared
-                .events
-                .record(subject.reference, Record::created(&pod.name_any()));
+            shared.events.record(
+                subject.reference,
+                Record::created(&pod.name_any()).about("Pod", subject.namespace, &pod.name_any()),
+            );
             Ok(())
         }
         Err(error) => {
             shared.observe(subject.uid, Operation::Create, &key);
             record_failure(shared, subject, &error, || {
-                Record::create_failed(&pod.name_any(), &error)
+                Record::create_failed(&pod.name_any(), &error).about(
+                    "Pod",
+                    subject.namespace,
+                    &pod.name_any(),
+                )
             });
             Err(error)
         }
@@ -312,12 +335,16 @@ async fn delete_pod(
     pods: &Api<Pod>,
     pod: &Pod,
 ) -> Result<(), ActionError> {
-    let key = object_key("pod", pod);
+    let key = key_of("pod", subject.namespace, &pod.name_any());
     shared.expect(subject.uid, Operation::Delete, &key);
     if let Err(error) = actions::delete(pods, pod).await {
         shared.observe(subject.uid, Operation::Delete, &key);
         record_failure(shared, subject, &error, || {
-            Record::delete_failed(&pod.name_any(), &error)
+            Record::delete_failed(&pod.name_any(), &error).about(
+                "Pod",
+                subject.namespace,
+                &pod.name_any(),
+            )
         });
         return Err(error);
     }
@@ -328,9 +355,10 @@ async fn delete_pod(
     if !still_cached {
         shared.observe(subject.uid, Operation::Delete, &key);
     }
-    shared
-        .events
-        .record(subject.reference, Record::deleted(&pod.name_any()));
+    shared.events.record(
+        subject.reference,
+        Record::deleted(&pod.name_any()).about("Pod", subject.namespace, &pod.name_any()),
+    );
     Ok(())
 }
 

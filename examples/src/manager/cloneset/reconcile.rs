@@ -103,11 +103,17 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
     let ensured = revisions::ensure_update(&revision_api, cloneset, &cached_revisions).await?;
     let update_name = ensured.revision.name_any();
     if ensured.created {
-        shared.expect(
-            &uid,
-            Operation::Create,
-            &object_key("rev", ensured.revision.as_ref()),
-        );
+        // Wait for the cache to show it, unless the watch was faster than this line.
+        let revision_key = object_key("rev", ensured.revision.as_ref());
+        shared.expect(&uid, Operation::Create, &revision_key);
+        if shared
+            .revisions
+            .owned_by(&uid)
+            .iter()
+            .any(|r| r.name_any() == update_name)
+        {
+            shared.observe(&uid, Operation::Create, &revision_key);
+        }
         cached_revisions.push(Arc::clone(&ensured.revision));
     } else if let Some(slot) = cached_revisions
         .iter_mut()
