@@ -39,7 +39,10 @@ async fn creates_ready_pods(env: &Env) -> Result<()> {
         ensure!(lifecycle(pod) == "Normal", "{}", describe(pod));
     }
     let status = env.clonesets().get("web").await?.status.unwrap_or_default();
-    let expected = kruise_inplace::revision::for_template("web", &cloneset.spec.template, 0)?;
+    // Named from the template as upstream's defaulting webhook stores it.
+    let mut defaulted = cloneset.clone();
+    kruise_api::defaults::ApplyDefaults::apply_defaults(&mut defaulted);
+    let expected = kruise_inplace::revision::for_template("web", &defaulted.spec.template, 0)?;
     ensure!(
         status.update_revision == expected.name,
         "update revision {} is not upstream's name {}",

@@ -200,10 +200,10 @@ impl EventSink {
             while let Some((reference, record)) = receiver.recv().await {
                 match recorder.publish(&record.event(), &reference).await {
                     Ok(()) => {
-                        tracing::debug!(reason = record.reason, message = %record.message, "recorded an Event")
+                        tracing::debug!(reason = record.reason, message = %record.message, "recorded an Event");
                     }
                     Err(error) => {
-                        tracing::warn!(%error, reason = record.reason, "recording an Event failed")
+                        tracing::warn!(%error, reason = record.reason, "recording an Event failed");
                     }
                 }
             }

@@ -362,6 +362,20 @@ async fn delete_pod(
     Ok(())
 }
 
+/// A JSON patch whose `test` of the `resourceVersion` fails is refused with 422 Invalid: the pod changed
+/// since it was read, which is a conflict like a 409.
+pub fn failed_test_is_conflict(error: ActionError) -> ActionError {
+    match error {
+        ActionError::Api {
+            object,
+            source: kube::Error::Api(status),
+        } if status.code == 422 && status.details.as_ref().is_none_or(|d| d.causes.is_empty()) => {
+            ActionError::Conflict { object }
+        }
+        other => other,
+    }
+}
+
 /// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
 async fn send_writes(
     shared: &Shared,
@@ -374,16 +388,15 @@ async fn send_writes(
     let mut last_version = None;
     for write in writes {
         let updated = match &write.body {
-            Body::Json(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Json::<()>(patch.clone()),
-                )
-                .await?
-            }
+            Body::Json(patch) => actions::patch(
+                api,
+                &object,
+                &name,
+                write.subresource,
+                &Patch::Json::<()>(patch.clone()),
+            )
+            .await
+            .map_err(failed_test_is_conflict)?,
             Body::StrategicMerge(patch) => {
                 actions::patch(
                     api,

@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::jiff::tz::TimeZone;
 use kruise_api::apps::v1beta1::CloneSet;
+use kruise_api::defaults::ApplyDefaults;
 use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{PlanInput, Revisions, Step, plan};
 use kube::runtime::controller::Action;
@@ -42,7 +43,14 @@ pub async fn reconcile(
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
     let metrics = shared.metrics.clone();
-    metrics.instrument(reconcile_once(&cloneset, &shared)).await
+    // Decide on the object as upstream's defaulting webhook would have stored it (this manager has no
+    // CloneSet webhook): unset budgets, the pod template defaults (revision names are computed from the
+    // defaulted template, as upstream's are), history limit. Set fields are never changed.
+    let mut defaulted = (*cloneset).clone();
+    defaulted.apply_defaults();
+    metrics
+        .instrument(reconcile_once(&defaulted, &shared))
+        .await
 }
 
 /// What to do after a failed reconcile.
@@ -246,6 +254,18 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
             source: error,
         });
     }
+    tracing::debug!(
+        cloneset = %key,
+        step = plan.step.name(),
+        created = executed.created,
+        deleted = executed.deleted,
+        patched = executed.patched,
+        diff = ?plan.diff,
+        generation = cloneset.metadata.generation,
+        pods_to_delete = ?cloneset.spec.scale_strategy.pods_to_delete,
+        pods = pods.len(),
+        "reconciled"
+    );
     let mut requeue = [plan.requeue_after, executed.requeue_after]
         .into_iter()
         .flatten()

@@ -85,7 +85,8 @@ pub async fn write_pods_to_delete(
         None,
         &Patch::Json::<()>(patch),
     )
-    .await?;
+    .await
+    .map_err(super::execute::failed_test_is_conflict)?;
     Ok(())
 }
 
