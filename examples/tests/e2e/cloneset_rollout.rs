@@ -407,7 +407,7 @@ async fn restart(cluster: &Cluster, env: &mut Env) -> Result<()> {
             .iter()
             .filter(|p| lifecycle(p) == "Updating" || running_image(p) == Some("nginx:1.26"))
             .count();
-        Ok((started >= 1 && started < 4).then_some(()))
+        Ok((1..4).contains(&started).then_some(()))
     })
     .await?;
     let Some(manager) = env.manager.take() else {
