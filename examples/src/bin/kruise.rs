@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::{self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand};
+use kruise_examples::cli::{
+    self, cloneset::ClonesetCommand, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand,
+};
 
 /// Shows what the OpenKruise controllers would do, offline.
 #[derive(Parser)]
@@ -22,6 +24,9 @@ enum Command {
     /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
     #[command(subcommand)]
     Inplace(InplaceCommand),
+    /// CloneSets on a cluster (uses KUBECONFIG): `watch` follows a rollout.
+    #[command(subcommand)]
+    Cloneset(ClonesetCommand),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
             &mut stderr,
         ),
         Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
+        Command::Cloneset(command) => cli::cloneset::run(command, &mut stdout),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
