@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use kruise_examples::manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
 use kruise_examples::manager::controllers::ControllerSet;
+use kruise_examples::manager::pod_readiness::PodReadinessController;
 use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
 use kruise_examples::{logging, shutdown};
 
@@ -22,6 +23,9 @@ struct Cli {
 /// The controllers this binary runs while leading.
 fn controllers(config: CloneSetConfig) -> ControllerSet {
     let mut controllers = ControllerSet::new();
+    controllers.register(PodReadinessController {
+        namespace: config.namespace.clone(),
+    });
     controllers.register(CloneSetController::new(config));
     controllers
 }

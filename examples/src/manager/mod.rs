@@ -36,6 +36,7 @@ pub mod leader;
 pub mod metrics;
 pub mod options;
 pub mod owner_index;
+pub mod pod_readiness;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
