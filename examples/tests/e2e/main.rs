@@ -18,6 +18,7 @@
 )]
 
 mod cloneset_env;
+mod cloneset_measure;
 mod cloneset_rollout;
 mod cloneset_scale;
 mod crds;
@@ -83,6 +84,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
             c,
         ))
     }),
+    ("cloneset_measure_1000_pods", |c| {
+        Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))
+    }),
 ];
 
 /// How long one scenario may take.
@@ -146,7 +150,12 @@ async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
     for (name, scenario) in selected {
         eprintln!("e2e {name} ...");
         let begun = Instant::now();
-        let outcome = tokio::time::timeout(SCENARIO_TIMEOUT, scenario(&cluster)).await;
+        // `KRUISE_E2E_SCENARIO_TIMEOUT` (seconds) lengthens it for measurements.
+        let limit = std::env::var("KRUISE_E2E_SCENARIO_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .map_or(SCENARIO_TIMEOUT, Duration::from_secs);
+        let outcome = tokio::time::timeout(limit, scenario(&cluster)).await;
         let seconds = begun.elapsed().as_secs_f64();
         match outcome {
             Ok(Ok(())) => eprintln!("e2e {name} ok ({seconds:.1}s)"),
@@ -155,7 +164,7 @@ async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
                 failed.push(*name);
             }
             Err(_) => {
-                eprintln!("e2e {name} FAILED: timed out after {SCENARIO_TIMEOUT:?}");
+                eprintln!("e2e {name} FAILED: timed out after {limit:?}");
                 failed.push(*name);
             }
         }
