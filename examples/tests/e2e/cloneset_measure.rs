@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -79,6 +79,9 @@ struct Timeline {
     ready_at: Vec<Instant>,
     /// When a pod's spec first showed the new image.
     update_started: BTreeMap<String, Instant>,
+    /// Pod events seen, and watch errors.
+    events: usize,
+    errors: Vec<String>,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -177,11 +180,19 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
             .default_backoff()
             .applied_objects()
             .boxed();
-        while let Ok(Some(pod)) = events.try_next().await {
+        while let Some(item) = events.next().await {
+            let pod = match item {
+                Ok(pod) => pod,
+                Err(error) => {
+                    recorder.lock().unwrap().errors.push(error.to_string());
+                    continue;
+                }
+            };
             let now = Instant::now();
             let name = pod.name_any();
             let is_now_ready = is_ready(&pod);
             let mut timeline = recorder.lock().unwrap();
+            timeline.events += 1;
             if is_now_ready && ready.get(&name) == Some(&false) {
                 timeline.ready_at.push(now);
             }
@@ -204,8 +215,10 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
         Duration::from_secs(900),
         || async {
             let cloneset = env.clonesets().get("big").await?;
+            let generation = cloneset.metadata.generation.unwrap_or(0);
             let status = cloneset.status.unwrap_or_default();
-            Ok((usize::try_from(status.updated_ready_replicas)? == replicas
+            Ok((status.observed_generation == generation
+                && usize::try_from(status.updated_ready_replicas)? == replicas
                 && status.current_revision == status.update_revision)
                 .then(|| changed.elapsed()))
         },
@@ -215,16 +228,21 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
     watch.abort();
     let histogram_all = reconcile_histogram(port).await?;
 
-    let (starts, readies) = {
+    let (starts, readies, seen) = {
         let timeline = timeline.lock().unwrap();
+        let seen = format!(
+            "{} pod events, watch errors {:?}",
+            timeline.events,
+            timeline.errors.iter().take(3).collect::<Vec<_>>()
+        );
         let mut starts: Vec<Instant> = timeline.update_started.values().copied().collect();
         starts.sort();
         let mut readies = timeline.ready_at.clone();
         readies.sort();
-        (starts, readies)
+        (starts, readies, seen)
     };
     let Some(first_write) = starts.first().map(|t| t.duration_since(changed)) else {
-        bail!("no pod update was seen");
+        bail!("no pod update was seen: {seen}");
     };
     // For every update after the first batch: the time since the most recent pod became Ready before it
     // (the event that freed the unavailability budget), when that is under 5 s.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Result, bail, ensure};
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -41,7 +41,8 @@ impl PodWatch {
         let task = tokio::spawn(async move {
             let mut pods: BTreeMap<String, Pod> = BTreeMap::new();
             let mut events = watcher(api, config).default_backoff().boxed();
-            while let Ok(Some(event)) = events.try_next().await {
+            while let Some(item) = events.next().await {
+                let Ok(event) = item else { continue };
                 match event {
                     watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => {
                         pods.insert(pod.name_any(), pod);
