@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The main job of kruise-rs: a local Kubernetes control plane (installed on first use, cached), the node
-# simulator playing kubelet for three nodes, and kruise-manager (CRDs, leader election, pod webhook,
-# controllers). It shows what runs, then follows the logs until Ctrl-C, which stops everything cleanly.
+# simulator playing kubelet for three nodes, and kruise-manager (CRDs, leader election, pod webhook, the
+# CloneSet controller). It shows what runs, creates the demo CloneSet (examples/manifests/samples/
+# cloneset-demo.yaml), updates its image and prints the rollout as it progresses (pods by revision and
+# lifecycle state, with `kruise cloneset watch`): in place, one pod at a time, held by the partition,
+# then finished by lowering it. Then it follows the logs until Ctrl-C, which stops everything cleanly.
 #
 # With KUBECONFIG set, kruise-manager runs against that cluster instead (no local control plane, no
 # simulated nodes, no webhook: a cluster cannot call back into this machine; deploy
 # examples/manifests/ for that).
 #
-# Environment: KRUISE_RS_CACHE (control-plane cache), KRUISE_RUN_NODES (simulated nodes, default 3).
+# Environment: KRUISE_RS_CACHE (control-plane cache), KRUISE_RUN_NODES (simulated nodes, default 3),
+# KRUISE_CP_DIR (control-plane run directory, default $KRUISE_RS_CACHE/run/demo), CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,11 +19,12 @@ say() { printf '\n==> %s\n' "$*" >&2; }
 fail() { printf 'run: error: %s\n' "$*" >&2; exit 1; }
 
 ./scripts/setup.sh
-say "building kruise-manager and kruise-node-simulator"
-cargo build --locked --quiet --bin kruise-manager --bin kruise-node-simulator
+say "building kruise-manager, kruise-node-simulator and kruise"
+cargo build --locked --quiet --bin kruise-manager --bin kruise-node-simulator --bin kruise
 
 CACHE="${KRUISE_RS_CACHE:-$HOME/.cache/kruise-rs}"
-export KRUISE_CP_DIR="$CACHE/run/demo"
+export KRUISE_CP_DIR="${KRUISE_CP_DIR:-$CACHE/run/demo}"
+BIN="${CARGO_TARGET_DIR:-target}/debug"
 LOGS="$(mktemp -d "${TMPDIR:-/tmp}/kruise-rs-run.XXXXXX")"
 PIDS=()
 TAIL_PID=""
@@ -82,33 +87,54 @@ show_cluster() {
     | grep -o '"name": *"[a-z]*\.\(apps\|policy\)\.kruise\.io"' | sort -u | wc -l)"
 }
 
-# Applies the demo workload. The CloneSet controller registers in kruise-manager (src/bin/kruise-manager.rs);
-# until it does, this shows the pod path the controller will use: a pod owned by the sample CloneSet gets
-# its readiness gates from the webhook and is run by the simulated kubelet.
-apply_sample() {
+# The demo workload (examples/manifests/samples/cloneset-demo.yaml), driven through the API server with curl
+# (no kubectl needed) and followed with `kruise cloneset watch`.
+SAMPLE=examples/manifests/samples/cloneset-demo.yaml
+SAMPLE_URL=/apis/apps.kruise.io/v1beta1/namespaces/default/clonesets
+api_call() {
   local server token ca
   server="$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")"
   token="$(awk '/token:/ {print $2; exit}' "$KUBECONFIG")"
   ca="$(awk '/certificate-authority:/ {print $2; exit}' "$KUBECONFIG")"
-  api() {
-    curl -fsS --cacert "$ca" -H "Authorization: Bearer $token" -H 'Content-Type: application/yaml' "$@"
-  }
-  api -X POST --data-binary @examples/samples/cloneset.yaml \
-    "$server/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets" >/dev/null || true
-  local uid
-  uid="$(api "$server/apis/apps.kruise.io/v1alpha1/namespaces/default/clonesets/sample" \
-    | grep -o '"uid": *"[^"]*"' | head -n1 | sed 's/.*: *"//; s/"$//')"
-  sed "s/OWNER_UID/$uid/" examples/samples/owned-pod.yaml \
-    | api -X POST --data-binary @- "$server/api/v1/namespaces/default/pods" >/dev/null || true
-  sleep 3
-  printf 'pod sample-demo: %s\n' "$(api "$server/api/v1/namespaces/default/pods/sample-demo" \
-    | grep -o '"conditionType": *"[^"]*"\|"phase": *"[^"]*"' | sed 's/.*: *"//; s/"$//' | tr '\n' ' ')"
+  local path=$1
+  shift
+  curl -fsS --cacert "$ca" -H "Authorization: Bearer $token" "$@" "$server$path"
+}
+
+watch_sample() {
+  "$BIN"/kruise cloneset watch cs-demo --namespace default --interval 1s --timeout 300s --until "$1" \
+    || fail "the demo CloneSet did not become $1; see $LOGS/kruise-manager.log"
+}
+
+run_sample() {
+  # A fresh demo on every run: remove the CloneSet of an earlier run (its pods go with it).
+  if api_call "$SAMPLE_URL/cs-demo" >/dev/null 2>&1; then
+    api_call "$SAMPLE_URL/cs-demo" -X DELETE -H 'Content-Type: application/json' \
+      --data '{"propagationPolicy":"Foreground"}' >/dev/null || true
+    local deadline=$((SECONDS + 60))
+    while api_call "$SAMPLE_URL/cs-demo" >/dev/null 2>&1 && [ "$SECONDS" -lt "$deadline" ]; do sleep 1; done
+  fi
+  say "creating CloneSet cs-demo: 5 replicas, InPlaceIfPossible, partition 2, maxUnavailable 1, preDelete hook"
+  api_call "$SAMPLE_URL" -X POST -H 'Content-Type: application/yaml' --data-binary "@$SAMPLE" >/dev/null \
+    || fail "creating the demo CloneSet failed"
+  watch_sample ready
+  say "updating the image to nginx:1.26-alpine: 3 pods are updated in place, one at a time; the partition keeps 2"
+  api_call "$SAMPLE_URL/cs-demo" -X PATCH -H 'Content-Type: application/json-patch+json' \
+    --data '[{"op":"replace","path":"/spec/template/spec/containers/0/image","value":"nginx:1.26-alpine"}]' \
+    >/dev/null || fail "updating the image failed"
+  watch_sample partitioned
+  say "lowering the partition to 0: the last 2 pods follow"
+  api_call "$SAMPLE_URL/cs-demo" -X PATCH -H 'Content-Type: application/merge-patch+json' \
+    --data '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}' >/dev/null \
+    || fail "lowering the partition failed"
+  watch_sample complete
+  say "rollout complete: same pods (names, UIDs, nodes), new image, one restart each"
 }
 
 if [ -n "${KUBECONFIG:-}" ]; then
   say "KUBECONFIG is set: running kruise-manager against $KUBECONFIG"
   metrics_port="$(free_port)"
-  start kruise-manager ./target/debug/kruise-manager --no-webhook --create-namespace --metrics-bind-address "127.0.0.1:$metrics_port"
+  start kruise-manager "$BIN"/kruise-manager --no-webhook --create-namespace --metrics-bind-address "127.0.0.1:$metrics_port"
   wait_ready "$metrics_port"
   say "kruise-manager is ready (metrics: http://127.0.0.1:$metrics_port/metrics); Ctrl-C stops it"
   tail -n +1 -f "$LOGS/kruise-manager.log" &
@@ -124,11 +150,11 @@ OWN_CONTROL_PLANE=1
 eval "$(./scripts/control-plane.sh env)"
 
 say "node simulator and kruise-manager"
-start kruise-node-simulator ./target/debug/kruise-node-simulator --nodes "${KRUISE_RUN_NODES:-3}" \
+start kruise-node-simulator "$BIN"/kruise-node-simulator --nodes "${KRUISE_RUN_NODES:-3}" \
   --node-prefix kruise-sim --delete-nodes-on-exit
 metrics_port="$(free_port)"
 webhook_port="$(free_port)"
-start kruise-manager ./target/debug/kruise-manager --create-namespace \
+start kruise-manager "$BIN"/kruise-manager --create-namespace \
   --metrics-bind-address "127.0.0.1:$metrics_port" --webhook-bind-address "127.0.0.1:$webhook_port" \
   --webhook-url "https://127.0.0.1:$webhook_port/mutate-pod"
 wait_ready "$metrics_port"
@@ -136,9 +162,9 @@ sleep 2
 
 say "cluster"
 show_cluster
-say "sample"
-apply_sample
+run_sample
 say "running; metrics at http://127.0.0.1:$metrics_port/metrics; KUBECONFIG=$KUBECONFIG; Ctrl-C stops everything"
+printf 'try: KUBECONFIG=%s %s/kruise cloneset watch cs-demo\n' "$KUBECONFIG" "$BIN" >&2
 tail -n +1 -f "$LOGS/kruise-manager.log" "$LOGS/kruise-node-simulator.log" &
 TAIL_PID=$!
 wait -n "${PIDS[@]}" || true

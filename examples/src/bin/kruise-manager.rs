@@ -4,7 +4,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use kruise_examples::manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
 use kruise_examples::manager::controllers::ControllerSet;
+use kruise_examples::manager::pod_readiness::PodReadinessController;
 use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
 use kruise_examples::{logging, shutdown};
 
@@ -14,11 +16,17 @@ use kruise_examples::{logging, shutdown};
 struct Cli {
     #[command(flatten)]
     options: ManagerOptions,
+    #[command(flatten)]
+    cloneset: CloneSetArgs,
 }
 
-/// The controllers this binary runs while leading (the CloneSet controller registers here).
-fn controllers() -> ControllerSet {
+/// The controllers this binary runs while leading.
+fn controllers(config: CloneSetConfig) -> ControllerSet {
     let mut controllers = ControllerSet::new();
+    controllers.register(PodReadinessController {
+        namespace: config.namespace.clone(),
+    });
+    controllers.register(CloneSetController::new(config));
     kruise_examples::crr::reconciler::register(&mut controllers);
     kruise_examples::imagepull::node_image_controller::register(&mut controllers);
     kruise_examples::imagepull::job_controller::register(&mut controllers);
@@ -41,7 +49,7 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match Manager::new(cli.options, controllers())
+    match Manager::new(cli.options, controllers(cli.cloneset.config()))
         .run(client, signal)
         .await
     {

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use kruise_examples::cli::sidecar::SidecarCommand;
 use kruise_examples::cli::{
-    self, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand, rollout::RolloutCommand,
+    self, cloneset::ClonesetCommand, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand,
+    rollout::RolloutCommand,
 };
 
 /// Shows what the OpenKruise controllers would do, offline.
@@ -31,6 +32,9 @@ enum Command {
     /// SidecarSets: what the pod webhook injects into a pod, and SidecarSet hashes.
     #[command(subcommand)]
     Sidecar(SidecarCommand),
+    /// CloneSets on a cluster (uses KUBECONFIG): `watch` follows a rollout.
+    #[command(subcommand)]
+    Cloneset(ClonesetCommand),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Sidecar(command) => {
             cli::sidecar::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
         }
+        Command::Cloneset(command) => cli::cloneset::run(command, &mut stdout),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

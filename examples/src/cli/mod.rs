@@ -3,6 +3,7 @@
 //! Output is plain text (YAML for objects) by default and `-o json` / `-o yaml` for tools. Exit code 0 on
 //! success, 2 on invalid input with a one-line message on standard error that names the problem.
 
+pub mod cloneset;
 pub mod crds;
 pub mod cron;
 pub mod inplace;
@@ -26,6 +27,9 @@ pub enum CliError {
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Output(#[from] std::io::Error),
+    /// A subcommand that talks to a cluster failed there.
+    #[error("{0}")]
+    Cluster(String),
 }
 
 impl CliError {
@@ -34,7 +38,7 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Invalid(_) | Self::Input(_) => 2,
-            Self::Output(_) => 1,
+            Self::Output(_) | Self::Cluster(_) => 1,
         }
     }
 }

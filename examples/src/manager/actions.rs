@@ -67,7 +67,7 @@ impl ActionError {
         }
     }
 
-    /// The error of a failed call on `object` (409: conflict, 404: not found).
+    /// Classifies an API failure on `object` (`namespace/name`): 409 is a conflict, 404 not found.
     #[must_use]
     pub fn from_kube(object: String, error: kube::Error) -> Self {
         match &error {
@@ -146,6 +146,34 @@ where
     )
     .await
     .map_err(|error| ActionError::from_kube(key(object), error))
+}
+
+/// Patches the object named `name` (or its `subresource`, e.g. `status`). The patch itself must carry the
+/// precondition (a `test` of `/metadata/resourceVersion` in a JSON patch, `metadata.resourceVersion` in a
+/// merge or strategic-merge patch) when it replaces what was read.
+///
+/// # Errors
+/// See [`ActionError`].
+pub async fn patch<K, P>(
+    api: &Api<K>,
+    object: &str,
+    name: &str,
+    subresource: Option<&str>,
+    patch: &Patch<P>,
+) -> Result<K, ActionError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+    P: Serialize + Debug,
+{
+    let params = PatchParams::default();
+    let result = match subresource {
+        Some(subresource) => {
+            api.patch_subresource(subresource, name, &params, patch)
+                .await
+        }
+        None => api.patch(name, &params, patch).await,
+    };
+    result.map_err(|error| ActionError::from_kube(object.to_owned(), error))
 }
 
 /// Deletes the object if it is still the one that was read (same UID and `resourceVersion`); a missing

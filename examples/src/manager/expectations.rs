@@ -112,6 +112,11 @@ impl Expectations {
         }
     }
 
+    /// Drops the resourceVersion expectation of `object` (it was deleted: no newer copy will come).
+    pub fn forget_version(&mut self, object: &str) {
+        self.versions.remove(object);
+    }
+
     /// Whether the cached copy at `resource_version` is at least as new as the last write; a satisfied
     /// expectation is dropped.
     pub fn version_satisfied(&mut self, object: &str, resource_version: &str) -> bool {
@@ -175,6 +180,9 @@ mod tests {
             expectations.version_satisfied("ns/a", "1"),
             "satisfied expectations are dropped"
         );
+        expectations.expect_version("ns/c", "7");
+        expectations.forget_version("ns/c");
+        assert!(expectations.version_satisfied("ns/c", "1"));
         expectations.expect_version("ns/b", "opaque");
         assert!(expectations.version_satisfied("ns/b", "1"));
     }

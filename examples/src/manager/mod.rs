@@ -30,6 +30,7 @@
 pub mod actions;
 pub mod advanced_cron_job;
 pub mod broadcast_job;
+pub mod cloneset;
 pub mod controllers;
 pub mod crds;
 pub mod expectations;
@@ -38,6 +39,7 @@ pub mod leader;
 pub mod metrics;
 pub mod options;
 pub mod owner_index;
+pub mod pod_readiness;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -104,6 +104,13 @@ impl<K: Resource + Clone> OwnerIndex<K> {
         }
     }
 
+    /// Removes the object (by namespace and name) if it is cached; for objects a consumer stops caring
+    /// about (say, a pod whose controller owner changed to another kind).
+    pub fn remove(&self, object: &K) {
+        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
+        remove(&mut inner, &key(object));
+    }
+
     /// The objects whose controller owner has `owner_uid`, ordered by namespace and name.
     #[must_use]
     pub fn owned_by(&self, owner_uid: &str) -> Vec<Arc<K>> {
@@ -212,6 +219,12 @@ mod tests {
         index.apply(&Event::Delete(pod("a", Some("one"))));
         assert!(index.owned_by("one").is_empty());
         assert_eq!(index.len(), 2);
+        index.remove(&pod("b", None));
+        assert!(
+            index.owned_by("two").is_empty(),
+            "removed by name, whatever the owner"
+        );
+        assert_eq!(index.len(), 1);
     }
 
     #[test]

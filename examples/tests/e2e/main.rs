@@ -17,6 +17,10 @@
     clippy::panic
 )]
 
+mod cloneset_env;
+mod cloneset_measure;
+mod cloneset_rollout;
+mod cloneset_scale;
 mod container_recreate;
 mod crds;
 mod image_pull;
@@ -71,6 +75,40 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("advanced_cron_job_schedules_broadcast_jobs", |c| {
         Box::pin(jobs::advanced_cron_job_schedules_broadcast_jobs(c))
+    }),
+    ("cloneset_creates_ready_pods", |c| {
+        Box::pin(cloneset_scale::cloneset_creates_ready_pods(c))
+    }),
+    ("cloneset_scales_down_by_rank_and_specified_delete", |c| {
+        Box::pin(cloneset_scale::cloneset_scales_down_by_rank_and_specified_delete(c))
+    }),
+    ("cloneset_pre_delete_hook_holds_deletion", |c| {
+        Box::pin(cloneset_scale::cloneset_pre_delete_hook_holds_deletion(c))
+    }),
+    ("cloneset_updates_in_place_within_max_unavailable", |c| {
+        Box::pin(cloneset_rollout::cloneset_updates_in_place_within_max_unavailable(c))
+    }),
+    ("cloneset_partition_holds_old_pods", |c| {
+        Box::pin(cloneset_rollout::cloneset_partition_holds_old_pods(c))
+    }),
+    ("cloneset_max_surge_adds_and_removes_pods", |c| {
+        Box::pin(cloneset_rollout::cloneset_max_surge_adds_and_removes_pods(
+            c,
+        ))
+    }),
+    ("cloneset_recreates_when_not_in_place", |c| {
+        Box::pin(cloneset_rollout::cloneset_recreates_when_not_in_place(c))
+    }),
+    ("cloneset_in_place_update_hook_holds_update", |c| {
+        Box::pin(cloneset_rollout::cloneset_in_place_update_hook_holds_update(c))
+    }),
+    ("cloneset_rollout_survives_manager_restart", |c| {
+        Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
+            c,
+        ))
+    }),
+    ("cloneset_measure_1000_pods", |c| {
+        Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))
     }),
 ];
 
@@ -135,7 +173,12 @@ async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
     for (name, scenario) in selected {
         eprintln!("e2e {name} ...");
         let begun = Instant::now();
-        let outcome = tokio::time::timeout(SCENARIO_TIMEOUT, scenario(&cluster)).await;
+        // `KRUISE_E2E_SCENARIO_TIMEOUT` (seconds) lengthens it for measurements.
+        let limit = std::env::var("KRUISE_E2E_SCENARIO_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .map_or(SCENARIO_TIMEOUT, Duration::from_secs);
+        let outcome = tokio::time::timeout(limit, scenario(&cluster)).await;
         let seconds = begun.elapsed().as_secs_f64();
         match outcome {
             Ok(Ok(())) => eprintln!("e2e {name} ok ({seconds:.1}s)"),
@@ -144,7 +187,7 @@ async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
                 failed.push(*name);
             }
             Err(_) => {
-                eprintln!("e2e {name} FAILED: timed out after {SCENARIO_TIMEOUT:?}");
+                eprintln!("e2e {name} FAILED: timed out after {limit:?}");
                 failed.push(*name);
             }
         }

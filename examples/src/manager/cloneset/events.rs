@@ -1,0 +1,300 @@
+//! The Kubernetes Events the CloneSet controller records, with upstream's reasons and messages, and the
+//! sink that publishes them in the background (a reconcile never waits for an Event; when the queue is
+//! full, Events are dropped and logged rather than slowing the controller).
+//!
+//! | reason | type | when |
+//! |---|---|---|
+//! | `SuccessfulCreate` | Normal | a pod was created |
+//! | `FailedCreate` | Warning | creating a pod or claim failed |
+//! | `SuccessfulDelete` | Normal | a pod was deleted |
+//! | `FailedDelete` | Warning | deleting a pod or claim failed |
+//! | `SuccessfulUpdatePodInPlace` | Normal | a pod was updated in place |
+//! | `FailedUpdatePodInPlace` | Warning | an in-place update failed |
+//! | `SuccessfulUpdatePodReCreate` | Normal | a pod was marked `specified-delete` to be recreated at the new revision |
+//! | `FailedUpdatePodReCreate` | Warning | that mark could not be written |
+//! | `ScaleUpLimited` | Warning | `scaleStrategy.maxUnavailable` holds back creations |
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::Client;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use tokio::sync::mpsc;
+
+/// The component name upstream's CloneSet Events carry.
+pub const COMPONENT: &str = "cloneset-controller";
+
+/// How many Events may wait to be published.
+const QUEUE: usize = 1024;
+
+/// One Event about a CloneSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// Normal or Warning.
+    pub warning: bool,
+    /// The reason (`SuccessfulCreate`, ...).
+    pub reason: &'static str,
+    /// The message.
+    pub message: String,
+    /// The pod or claim acted on (the Event's `related` object). Events about different pods are kept
+    /// apart; without it, Events with the same reason about the CloneSet are counted as one series.
+    pub related: Option<ObjectReference>,
+}
+
+impl Record {
+    fn normal(reason: &'static str, message: String) -> Self {
+        Self {
+            warning: false,
+            reason,
+            message,
+            related: None,
+        }
+    }
+
+    fn warning(reason: &'static str, message: String) -> Self {
+        Self {
+            warning: true,
+            reason,
+            message,
+            related: None,
+        }
+    }
+
+    /// The same Event, about the pod or claim `name` of kind `kind` in `namespace` as well.
+    #[must_use]
+    pub fn about(mut self, kind: &str, namespace: &str, name: &str) -> Self {
+        self.related = Some(ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some(kind.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            name: Some(name.to_owned()),
+            ..ObjectReference::default()
+        });
+        self
+    }
+
+    /// A pod was created.
+    #[must_use]
+    pub fn created(pod: &str) -> Self {
+        Self::normal("SuccessfulCreate", format!("succeed to create pod {pod}"))
+    }
+
+    /// Creating a pod failed.
+    #[must_use]
+    pub fn create_failed(pod: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "FailedCreate",
+            format!("failed to create pod: {error}, pod: {pod}"),
+        )
+    }
+
+    /// Creating a claim failed.
+    #[must_use]
+    pub fn claim_create_failed(claim: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "FailedCreate",
+            format!("failed to create pvc: {error}, pvc: {claim}"),
+        )
+    }
+
+    /// A pod was deleted.
+    #[must_use]
+    pub fn deleted(pod: &str) -> Self {
+        Self::normal("SuccessfulDelete", format!("succeed to delete pod {pod}"))
+    }
+
+    /// Deleting a pod failed.
+    #[must_use]
+    pub fn delete_failed(pod: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "FailedDelete",
+            format!("failed to delete pod {pod}: {error}"),
+        )
+    }
+
+    /// Deleting a claim failed.
+    #[must_use]
+    pub fn claim_delete_failed(claim: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "FailedDelete",
+            format!("failed to delete pvc {claim}: {error}"),
+        )
+    }
+
+    /// A pod was updated in place to `revision`.
+    #[must_use]
+    pub fn updated_in_place(pod: &str, revision: &str) -> Self {
+        Self::normal(
+            "SuccessfulUpdatePodInPlace",
+            format!("successfully update pod {pod} in-place(revision {revision})"),
+        )
+    }
+
+    /// An in-place update to `revision` failed.
+    #[must_use]
+    pub fn in_place_failed(pod: &str, revision: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "FailedUpdatePodInPlace",
+            format!("failed to update pod {pod} in-place(revision {revision}): {error}"),
+        )
+    }
+
+    /// A pod was marked to be recreated at `revision`.
+    #[must_use]
+    pub fn marked_for_recreate(pod: &str, revision: &str) -> Self {
+        Self::normal(
+            "SuccessfulUpdatePodReCreate",
+            format!(
+                "successfully patch pod {pod} specified-delete for update(revision {revision})"
+            ),
+        )
+    }
+
+    /// Marking a pod to be recreated failed.
+    #[must_use]
+    pub fn recreate_failed(pod: &str, revision: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "FailedUpdatePodReCreate",
+            format!(
+                "failed to patch pod specified-delete {pod} for update(revision {revision}): {error}"
+            ),
+        )
+    }
+
+    /// `scaleStrategy.maxUnavailable` limits creations to `limit`.
+    #[must_use]
+    pub fn scale_up_limited(limit: i64) -> Self {
+        Self::warning(
+            "ScaleUpLimited",
+            format!("scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {limit}"),
+        )
+    }
+
+    fn event(&self) -> Event {
+        Event {
+            type_: if self.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: self.reason.to_owned(),
+            note: Some(self.message.clone()),
+            action: self.reason.to_owned(),
+            secondary: self.related.clone(),
+        }
+    }
+}
+
+/// Where the controller sends Events; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct EventSink {
+    sender: Option<mpsc::Sender<(ObjectReference, Record)>>,
+}
+
+impl EventSink {
+    /// A sink publishing through `client` as `reporter`, from a background task that ends when every
+    /// sink clone is dropped.
+    #[must_use]
+    pub fn spawn(client: Client, reporter: Reporter) -> Self {
+        let (sender, mut receiver) = mpsc::channel::<(ObjectReference, Record)>(QUEUE);
+        let recorder = Recorder::new(client, reporter);
+        tokio::spawn(async move {
+            while let Some((reference, record)) = receiver.recv().await {
+                match recorder.publish(&record.event(), &reference).await {
+                    Ok(()) => {
+                        tracing::debug!(reason = record.reason, message = %record.message, "recorded an Event");
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, reason = record.reason, "recording an Event failed");
+                    }
+                }
+            }
+        });
+        Self {
+            sender: Some(sender),
+        }
+    }
+
+    /// A sink that drops everything (tests).
+    #[must_use]
+    pub fn disabled() -> Self {
+        Self { sender: None }
+    }
+
+    /// Queues an Event about the object `regarding`.
+    pub fn record(&self, regarding: &ObjectReference, record: Record) {
+        let Some(sender) = &self.sender else {
+            return;
+        };
+        if let Err(error) = sender.try_send((regarding.clone(), record)) {
+            tracing::warn!(%error, "the Event queue is full; dropping an Event");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_and_messages_are_upstream_s() {
+        assert_eq!(
+            Record::created("web-abcde"),
+            Record {
+                warning: false,
+                reason: "SuccessfulCreate",
+                message: "succeed to create pod web-abcde".into(),
+                related: None,
+            }
+        );
+        assert_eq!(Record::deleted("p").message, "succeed to delete pod p");
+        let in_place = Record::updated_in_place("p", "web-7d9f");
+        assert_eq!(
+            (in_place.reason, in_place.message.as_str()),
+            (
+                "SuccessfulUpdatePodInPlace",
+                "successfully update pod p in-place(revision web-7d9f)"
+            )
+        );
+        let recreate = Record::marked_for_recreate("p", "web-7d9f");
+        assert_eq!(recreate.reason, "SuccessfulUpdatePodReCreate");
+        assert_eq!(
+            recreate.message,
+            "successfully patch pod p specified-delete for update(revision web-7d9f)"
+        );
+        let limited = Record::scale_up_limited(2);
+        assert!(limited.warning);
+        assert_eq!(limited.reason, "ScaleUpLimited");
+        assert!(limited.message.ends_with("limit: 2"));
+        let failed = Record::in_place_failed("p", "r", &"boom");
+        assert!(failed.warning && failed.message.ends_with(": boom"));
+        for record in [
+            Record::create_failed("p", &"x"),
+            Record::claim_create_failed("c", &"x"),
+        ] {
+            assert_eq!(record.reason, "FailedCreate");
+        }
+        for record in [
+            Record::delete_failed("p", &"x"),
+            Record::claim_delete_failed("c", &"x"),
+        ] {
+            assert_eq!(record.reason, "FailedDelete");
+        }
+        assert_eq!(
+            Record::recreate_failed("p", "r", &"x").reason,
+            "FailedUpdatePodReCreate"
+        );
+        let event = Record::scale_up_limited(1).event();
+        assert_eq!(event.type_, EventType::Warning);
+        assert_eq!(event.reason, "ScaleUpLimited");
+        assert!(event.secondary.is_none());
+        let about = Record::created("web-a").about("Pod", "ns", "web-a").event();
+        let related = about.secondary.unwrap();
+        assert_eq!(
+            (
+                related.kind.as_deref(),
+                related.name.as_deref(),
+                related.namespace.as_deref()
+            ),
+            (Some("Pod"), Some("web-a"), Some("ns"))
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! The CloneSet controller of kruise-manager: a kube-runtime `Controller` over v1beta1 CloneSets (the
+//! storage version) that owns pods, PersistentVolumeClaims and ControllerRevisions, and runs upstream's
+//! CloneSet reconcile with the sans-IO planner of `kruise_schedule::cloneset`.
+//!
+//! * [`watch`]: pods, claims and revisions are watched once each; every event updates an
+//!   [`OwnerIndex`](crate::manager::owner_index::OwnerIndex) (a reconcile reads "the pods of this
+//!   CloneSet" without scanning every pod), satisfies expectations and triggers the owning CloneSet.
+//! * [`reconcile`]: observe, settle the [`revisions`], plan, [`execute`], write the [`status`].
+//! * [`request`]: the patches each pod action becomes, each conditional on the `resourceVersion` the plan
+//!   was made from (409 means decide again, never overwrite).
+//! * [`events`]: upstream's Event reasons (`SuccessfulCreate`, `SuccessfulDelete`,
+//!   `SuccessfulUpdatePodInPlace`, `SuccessfulUpdatePodReCreate`, `ScaleUpLimited`, the `Failed*` ones).
+//! * [`context`]: the shared state, with the expectations that keep a reconcile from acting twice on a
+//!   cache that has not caught up with its own writes.
+//!
+//! ```no_run
+//! use kruise_examples::manager::cloneset::{CloneSetConfig, CloneSetController};
+//! use kruise_examples::manager::controllers::ControllerSet;
+//!
+//! let mut controllers = ControllerSet::new();
+//! controllers.register(CloneSetController::new(CloneSetConfig::default()));
+//! assert_eq!(controllers.names(), ["cloneset"]);
+//! ```
+
+pub mod context;
+pub mod error;
+pub mod events;
+pub mod execute;
+pub mod reconcile;
+pub mod request;
+pub mod revisions;
+pub mod status;
+pub mod watch;
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kruise_api::apps::v1beta1::CloneSet;
+use kruise_schedule::cloneset::Options;
+use kube::runtime::Controller;
+use kube::runtime::controller::Config;
+use kube::runtime::events::Reporter;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+
+use self::context::Shared;
+use self::events::{COMPONENT, EventSink};
+use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
+
+pub use self::error::ReconcileError;
+
+/// `namespace/name` of a CloneSet.
+#[must_use]
+pub fn key(cloneset: &CloneSet) -> String {
+    format!(
+        "{}/{}",
+        cloneset.namespace().unwrap_or_default(),
+        cloneset.name_any()
+    )
+}
+
+/// How the CloneSet controller runs.
+#[derive(Clone, Debug)]
+pub struct CloneSetConfig {
+    /// Watch only this namespace (default: all).
+    pub namespace: Option<String>,
+    /// Upstream's feature gates and flags that change decisions.
+    pub options: Options,
+    /// CloneSets reconciled at the same time (upstream `--cloneset-workers`, default 3).
+    pub workers: u16,
+}
+
+impl Default for CloneSetConfig {
+    fn default() -> Self {
+        Self {
+            namespace: None,
+            options: Options::default(),
+            workers: 3,
+        }
+    }
+}
+
+/// The CloneSet controller's flags of kruise-manager.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CloneSetArgs {
+    /// CloneSets reconciled at the same time.
+    #[arg(long, default_value_t = 3)]
+    pub cloneset_workers: u16,
+    /// Watch CloneSets and their pods in this namespace only (default: all namespaces).
+    #[arg(long)]
+    pub cloneset_namespace: Option<String>,
+    /// Leave `PreparingDelete` pods out when counting pods for scaling, for every CloneSet.
+    #[arg(long)]
+    pub cloneset_scaling_exclude_preparing_delete: bool,
+    /// Upstream feature gates that change CloneSet decisions, `Name=true|false,...`
+    /// (`CloneSetPartitionRollback`, `PreparingUpdateAsUpdate`, `CloneSetShortHash`,
+    /// `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
+    /// `RecreatePodWhenChangeVCTInCloneSetGate`).
+    #[arg(long, default_value = "", value_parser = parse_gates)]
+    pub cloneset_feature_gates: Options,
+}
+
+fn parse_gates(text: &str) -> Result<Options, String> {
+    Options::default()
+        .with_feature_gates(text)
+        .map_err(|error| error.to_string())
+}
+
+impl CloneSetArgs {
+    /// The controller configuration these flags describe.
+    #[must_use]
+    pub fn config(&self) -> CloneSetConfig {
+        let mut options = self.cloneset_feature_gates.clone();
+        options.exclude_preparing_delete |= self.cloneset_scaling_exclude_preparing_delete;
+        CloneSetConfig {
+            namespace: self.cloneset_namespace.clone(),
+            options,
+            workers: self.cloneset_workers.max(1),
+        }
+    }
+}
+
+/// The CloneSet controller, registered in kruise-manager's [`ControllerSet`](super::controllers::ControllerSet).
+#[derive(Clone, Debug, Default)]
+pub struct CloneSetController {
+    config: CloneSetConfig,
+}
+
+impl CloneSetController {
+    /// A controller with `config`.
+    #[must_use]
+    pub fn new(config: CloneSetConfig) -> Self {
+        Self { config }
+    }
+}
+
+impl ManagedController for CloneSetController {
+    fn name(&self) -> &str {
+        "cloneset"
+    }
+
+    fn run(&self, context: ControllerContext) -> ControllerFuture {
+        Box::pin(run(self.config.clone(), context))
+    }
+}
+
+fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
+    let client = context.client.clone();
+    let reporter = Reporter {
+        controller: COMPONENT.into(),
+        instance: context.reporter.instance.clone(),
+    };
+    let events = EventSink::spawn(client.clone(), reporter);
+    let shared = Arc::new(Shared::new(
+        client.clone(),
+        events,
+        config.options.clone(),
+        context.metrics.clone(),
+    ));
+    let namespace = config.namespace.as_deref();
+    let pods = watch::owned(
+        api::<Pod>(&client, namespace),
+        "pod",
+        shared.pods.clone(),
+        Arc::clone(&shared.synced.pods),
+        Arc::clone(&shared),
+    );
+    let claims = watch::owned(
+        api::<PersistentVolumeClaim>(&client, namespace),
+        "pvc",
+        shared.claims.clone(),
+        Arc::clone(&shared.synced.claims),
+        Arc::clone(&shared),
+    );
+    let revisions = watch::owned(
+        api::<ControllerRevision>(&client, namespace),
+        "rev",
+        shared.revisions.clone(),
+        Arc::clone(&shared.synced.revisions),
+        Arc::clone(&shared),
+    );
+    tracing::info!(
+        namespace = namespace.unwrap_or("(all)"),
+        workers = config.workers,
+        "CloneSet controller starting"
+    );
+    Controller::new(
+        api::<CloneSet>(&client, namespace),
+        watcher::Config::default(),
+    )
+    .with_config(Config::default().concurrency(config.workers))
+    .watches_stream(pods, |pod| watch::owner_ref(&pod))
+    .watches_stream(claims, |claim| watch::owner_ref(&claim))
+    .watches_stream(revisions, |revision| watch::owner_ref(&revision))
+    .graceful_shutdown_on(context.shutdown.clone().wait())
+    .run(reconcile::reconcile, reconcile::error_policy, shared)
+    .for_each(|result| {
+        if let Err(error) = result {
+            match &error {
+                kube::runtime::controller::Error::ReconcilerFailed(..) => {}
+                other => tracing::warn!(error = %other, "CloneSet controller"),
+            }
+        }
+        futures::future::ready(())
+    })
+    .await;
+    Ok(())
+}

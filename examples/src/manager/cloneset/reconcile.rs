@@ -1,0 +1,298 @@
+//! One reconcile of a CloneSet: observe (pods, claims and revisions from the owner indexes, after the
+//! expectations are met), settle the revisions, plan with `kruise_schedule::cloneset::plan`, execute,
+//! write the status, drop gone names from `podsToDelete`, truncate the revision history, and say when
+//! to look again.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::jiff::tz::TimeZone;
+use kruise_api::apps::v1beta1::CloneSet;
+use kruise_api::defaults::ApplyDefaults;
+use kruise_inplace::calculate::RevisionRef;
+use kruise_schedule::cloneset::{PlanInput, Revisions, Step, plan};
+use kube::runtime::controller::Action;
+use kube::{Api, Resource, ResourceExt};
+
+use super::context::Shared;
+use super::error::ReconcileError;
+use super::events::Record;
+use super::execute::{Subject, execute};
+use super::revisions;
+use super::status;
+use super::watch::{key_of, object_key};
+use crate::manager::actions;
+use crate::manager::expectations::Operation;
+
+/// How soon to look again while the caches catch up with earlier writes.
+const CACHE_WAIT: Duration = Duration::from_millis(500);
+
+/// How often an idle CloneSet is looked at anyway.
+const RESYNC: Duration = Duration::from_secs(300);
+
+/// Reconciles `cloneset`, recording the reconcile's duration and result in the metrics.
+///
+/// # Errors
+/// See [`ReconcileError`].
+pub async fn reconcile(
+    cloneset: Arc<CloneSet>,
+    shared: Arc<Shared>,
+) -> Result<Action, ReconcileError> {
+    let metrics = shared.metrics.clone();
+    // Decide on the object as upstream's defaulting webhook would have stored it (this manager has no
+    // CloneSet webhook): unset budgets, the pod template defaults (revision names are computed from the
+    // defaulted template, as upstream's are), history limit. Set fields are never changed.
+    let mut defaulted = (*cloneset).clone();
+    defaulted.apply_defaults();
+    metrics
+        .instrument(reconcile_once(&defaulted, &shared))
+        .await
+}
+
+/// What to do after a failed reconcile.
+#[must_use]
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run asks for
+pub fn error_policy(
+    cloneset: Arc<CloneSet>,
+    error: &ReconcileError,
+    _shared: Arc<Shared>,
+) -> Action {
+    if error.is_conflict() {
+        tracing::debug!(cloneset = %super::key(&cloneset), %error, "stale read; deciding again");
+    } else {
+        tracing::warn!(cloneset = %super::key(&cloneset), %error, "reconcile failed");
+    }
+    Action::requeue(error.requeue_after())
+}
+
+fn missing(cloneset: &CloneSet, field: &'static str) -> ReconcileError {
+    ReconcileError::Metadata {
+        cloneset: super::key(cloneset),
+        field,
+    }
+}
+
+async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, ReconcileError> {
+    let key = super::key(cloneset);
+    let namespace = cloneset
+        .namespace()
+        .ok_or_else(|| missing(cloneset, "namespace"))?;
+    let uid = cloneset.uid().ok_or_else(|| missing(cloneset, "uid"))?;
+    if !shared.synced.all() {
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
+    let (satisfied, pending) = shared.satisfied(&uid);
+    if !satisfied {
+        tracing::debug!(cloneset = %key, pending, "waiting for creations/deletions to show in the cache");
+        return Ok(Action::requeue(Duration::from_secs(5)));
+    }
+    let cached_pods = shared.pods.owned_by(&uid);
+    let mut cached_revisions = shared.revisions.owned_by(&uid);
+    let stale = cached_pods
+        .iter()
+        .map(|pod| ("pod", pod.meta()))
+        .chain(cached_revisions.iter().map(|r| ("rev", r.meta())))
+        .any(|(kind, meta)| {
+            let object = key_of(kind, &namespace, meta.name.as_deref().unwrap_or(""));
+            !shared.version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
+        });
+    if stale {
+        tracing::debug!(cloneset = %key, "waiting for the cache to show earlier writes");
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
+
+    // Revisions.
+    revisions::sort(&mut cached_revisions);
+    let revision_api: Api<ControllerRevision> = Api::namespaced(shared.client.clone(), &namespace);
+    let ensured = revisions::ensure_update(&revision_api, cloneset, &cached_revisions).await?;
+    let update_name = ensured.revision.name_any();
+    if ensured.created {
+        // Wait for the cache to show it, unless the watch was faster than this line.
+        let revision_key = object_key("rev", ensured.revision.as_ref());
+        shared.expect(&uid, Operation::Create, &revision_key);
+        if shared
+            .revisions
+            .owned_by(&uid)
+            .iter()
+            .any(|r| r.name_any() == update_name)
+        {
+            shared.observe(&uid, Operation::Create, &revision_key);
+        }
+        cached_revisions.push(Arc::clone(&ensured.revision));
+    } else if let Some(slot) = cached_revisions
+        .iter_mut()
+        .find(|r| r.name_any() == update_name)
+        && slot.resource_version() != ensured.revision.resource_version()
+    {
+        // Renumbered (a rollback to an older template): wait for the cache to show it next time.
+        if let Some(version) = ensured.revision.resource_version() {
+            shared.expect_version(&object_key("rev", ensured.revision.as_ref()), &version);
+        }
+        *slot = Arc::clone(&ensured.revision);
+    }
+    let status_current = cloneset
+        .status
+        .as_ref()
+        .map_or("", |s| s.current_revision.as_str());
+    let current_name = revisions::current(&cached_revisions, status_current)
+        .map_or_else(|| update_name.clone(), |r| r.name_any());
+
+    // Plan.
+    let pods: Vec<Pod> = cached_pods.iter().map(|pod| (**pod).clone()).collect();
+    let claims: Vec<PersistentVolumeClaim> = shared
+        .claims
+        .owned_by(&uid)
+        .iter()
+        .filter(|claim| claim.meta().deletion_timestamp.is_none())
+        .map(|claim| (**claim).clone())
+        .collect();
+    let known: Vec<RevisionRef<'_>> = cached_revisions
+        .iter()
+        .map(|r| RevisionRef::from(r.as_ref()))
+        .collect();
+    let now = Timestamp::now().to_zoned(TimeZone::UTC);
+    let input = PlanInput::new(
+        cloneset,
+        &pods,
+        Revisions {
+            current: &current_name,
+            update: &update_name,
+            known: &known,
+        },
+        &now,
+        &shared.options,
+    )
+    .with_claims(&claims);
+    let plan = shared.with_ids(|ids| plan(&input, ids));
+    for ignored in &plan.ignored {
+        tracing::debug!(cloneset = %key, ?ignored, "a spec value does not parse; read as 0 like upstream");
+    }
+    let reference = cloneset.object_ref(&());
+    if plan.diff.scale_up_num > plan.diff.scale_up_limit {
+        shared.events.record(
+            &reference,
+            Record::scale_up_limited(plan.diff.scale_up_limit),
+        );
+    }
+    if plan.step != Step::Idle {
+        tracing::info!(
+            cloneset = %key,
+            step = plan.step.name(),
+            actions = plan.actions.len(),
+            update_revision = %update_name,
+            "acting"
+        );
+        for action in &plan.actions {
+            tracing::debug!(
+                cloneset = %key,
+                action = action.kind.name(),
+                object = action.object_name(&pods, &claims),
+                reason = %action.reason(),
+            );
+        }
+    }
+
+    // Execute (not while the CloneSet is being deleted: the garbage collector takes its pods).
+    let executed = if cloneset.meta().deletion_timestamp.is_none() {
+        let subject = Subject {
+            key: &key,
+            namespace: &namespace,
+            uid: &uid,
+            reference: &reference,
+            pods: &pods,
+            claims: &claims,
+            revisions: (&current_name, &update_name),
+            now: now.timestamp(),
+        };
+        execute(shared, &subject, &plan).await
+    } else {
+        Ok(Default::default())
+    };
+    let executed = match executed {
+        Err(error) if error.is_conflict() => return Err(error),
+        other => other,
+    };
+
+    // Status, podsToDelete, history.
+    let clonesets: Api<CloneSet> = Api::namespaced(shared.client.clone(), &namespace);
+    let mut new_status = plan.status.clone();
+    new_status.collision_count = Some(ensured.collision_count);
+    let mut current = None;
+    if status::status_changed(cloneset, &new_status) {
+        let written = status::write_status(&clonesets, cloneset, new_status.clone())
+            .await
+            .map_err(|source| ReconcileError::Action {
+                cloneset: key.clone(),
+                source,
+            })?;
+        current = Some(written);
+    }
+    if let Some(live) = status::live_pods_to_delete(cloneset, &pods) {
+        let base = current.as_ref().unwrap_or(cloneset);
+        if let Err(error) = status::write_pods_to_delete(&clonesets, base, &live).await {
+            tracing::debug!(cloneset = %key, %error, "podsToDelete not truncated this time");
+        }
+    }
+    truncate_history(
+        &revision_api,
+        cloneset,
+        &pods,
+        &cached_revisions,
+        &current_name,
+        &update_name,
+    )
+    .await;
+
+    let executed = executed?;
+    if let Some(error) = plan.stopped {
+        return Err(ReconcileError::Plan {
+            cloneset: key,
+            source: error,
+        });
+    }
+    tracing::debug!(
+        cloneset = %key,
+        step = plan.step.name(),
+        created = executed.created,
+        deleted = executed.deleted,
+        patched = executed.patched,
+        diff = ?plan.diff,
+        generation = cloneset.metadata.generation,
+        pods_to_delete = ?cloneset.spec.scale_strategy.pods_to_delete,
+        pods = pods.len(),
+        "reconciled"
+    );
+    let mut requeue = [plan.requeue_after, executed.requeue_after]
+        .into_iter()
+        .flatten()
+        .min();
+    let min_ready = cloneset.spec.min_ready_seconds;
+    if min_ready > 0 && new_status.available_replicas != new_status.ready_replicas {
+        let wait = Duration::from_secs(u64::try_from(min_ready).unwrap_or(0));
+        requeue = Some(requeue.map_or(wait, |r| r.min(wait)));
+    }
+    Ok(Action::requeue(requeue.unwrap_or(RESYNC)))
+}
+
+async fn truncate_history(
+    api: &Api<ControllerRevision>,
+    cloneset: &CloneSet,
+    pods: &[Pod],
+    sorted: &[Arc<ControllerRevision>],
+    current: &str,
+    update: &str,
+) {
+    let mut live: BTreeSet<&str> = pods.iter().map(kruise_api::pod::revision).collect();
+    live.insert(current);
+    live.insert(update);
+    for revision in revisions::to_truncate(sorted, &live, cloneset.spec.revision_history_limit) {
+        if let Err(error) = actions::delete(api, revision.as_ref()).await {
+            tracing::warn!(cloneset = %super::key(cloneset), revision = %revision.name_any(), %error, "truncating the revision history failed");
+            return;
+        }
+    }
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Measures kruise-manager with a 1,000-pod CloneSet on the local control plane with the node simulator:
+# time to 1,000 Ready pods, spec change -> first pod write, pod Ready -> next pod update during an in-place
+# rollout, the rollout time, reconcile durations (the manager's histogram) and the manager's RSS.
+# KRUISE_E2E_MEASURE_REPLICAS changes the size. Prints the numbers at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+KRUISE_E2E_MEASURE=1 KRUISE_E2E_SCENARIO_TIMEOUT="${KRUISE_E2E_SCENARIO_TIMEOUT:-1800}" \
+  cargo test -p kruise-examples --test e2e -- cloneset_measure_1000_pods
