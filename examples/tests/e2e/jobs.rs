@@ -184,17 +184,29 @@ async fn round_trip(
     let back = serde_json::to_value(writer.get(&name).await?)?;
     contains(&back["spec"], &object["spec"], "spec")
         .with_context(|| format!("{kind} {name} read back as {write_version}: {back}"))?;
-    // An update through the other version keeps what it does not know about.
+    // An update through the other version keeps what it does not know about. Controllers may write the
+    // object (status) meanwhile: a conflict means read it again and retry, as any client would.
     let mut through_other: DynamicObject = serde_json::from_value(read.clone())?;
-    through_other
-        .metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert("touched".into(), "yes".into());
-    reader
-        .replace(&name, &PostParams::default(), &through_other)
-        .await
-        .with_context(|| format!("updating {kind} {name} as {read_version}"))?;
+    for attempt in 1.. {
+        through_other
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert("touched".into(), "yes".into());
+        match reader
+            .replace(&name, &PostParams::default(), &through_other)
+            .await
+        {
+            Ok(_) => break,
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < 10 => {
+                through_other = reader.get(&name).await?;
+            }
+            Err(error) => {
+                return Err(error)
+                    .with_context(|| format!("updating {kind} {name} as {read_version}"));
+            }
+        }
+    }
     let after = serde_json::to_value(writer.get(&name).await?)?;
     contains(&after["spec"], &object["spec"], "spec").with_context(|| {
         format!("{kind} {name} after an update as {read_version}, read as {write_version}: {after}")
