@@ -14,11 +14,13 @@ use std::path::Path;
 
 use clap::Parser;
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::crd::{CrdOptions, all};
+use kruise_examples::daemon::DaemonOptions;
+use kruise_examples::logging::LogFormat;
 use kruise_examples::manager::ManagerOptions;
 use kruise_examples::webhook::configuration::{
     CONFIGURATION_NAME, ClientTarget, WebhookOptions, mutating_webhook_configuration,
@@ -31,6 +33,15 @@ use serde_json::Value;
 struct Cli {
     #[command(flatten)]
     options: ManagerOptions,
+}
+
+/// kruise-daemon's flags (its binary adds `--log-format` to the library's options).
+#[derive(Parser)]
+struct DaemonCli {
+    #[command(flatten)]
+    options: DaemonOptions,
+    #[arg(long, value_enum, default_value_t)]
+    log_format: LogFormat,
 }
 
 /// Every object of every manifest, by `Kind/name`.
@@ -89,13 +100,17 @@ fn every_expected_object_is_there_and_nothing_else() {
         keys,
         [
             "ClusterRole/kruise-manager",
+            "ClusterRole/kruise-rs-daemon",
             "ClusterRoleBinding/kruise-manager",
+            "ClusterRoleBinding/kruise-rs-daemon",
+            "DaemonSet/kruise-daemon",
             "Deployment/kruise-manager",
             "MutatingWebhookConfiguration/kruise-rs-mutating-webhook-configuration",
             "Namespace/kruise-system",
             "Role/kruise-manager",
             "RoleBinding/kruise-manager",
             "Service/kruise-rs-webhook-service",
+            "ServiceAccount/kruise-daemon",
             "ServiceAccount/kruise-manager",
         ]
     );
@@ -311,4 +326,88 @@ fn the_webhook_configuration_is_what_the_manager_writes() {
         }
     }
     assert_eq!(written, expected);
+}
+
+#[test]
+fn the_daemon_runs_everywhere_with_its_own_flags_and_least_privilege() {
+    let objects = objects();
+    let daemon_set: DaemonSet = typed(&objects, "DaemonSet/kruise-daemon");
+    let template = daemon_set.spec.template.clone();
+    let pod = template.spec.unwrap();
+    assert_eq!(pod.service_account_name.as_deref(), Some("kruise-daemon"));
+    assert_eq!(pod.host_network, Some(true));
+    assert!(
+        pod.tolerations
+            .unwrap()
+            .iter()
+            .any(|t| t.operator.as_deref() == Some("Exists") && t.key.is_none())
+    );
+    let container = &pod.containers[0];
+    assert_eq!(
+        container.command.as_deref(),
+        Some(&["kruise-daemon".to_owned()][..])
+    );
+    let mut args = vec!["kruise-daemon".to_owned()];
+    args.extend(container.args.clone().unwrap());
+    let cli = DaemonCli::try_parse_from(&args).unwrap();
+    assert_eq!(cli.options.node_name, "$(NODE_NAME)");
+    assert!(matches!(cli.log_format, LogFormat::Json));
+    let env = container.env.clone().unwrap();
+    let node_name = env.iter().find(|e| e.name == "NODE_NAME").unwrap();
+    let field = node_name.value_from.clone().unwrap().field_ref.unwrap();
+    assert_eq!(field.field_path, "spec.nodeName");
+    // The CRI socket the flag names is inside the mounted host directory.
+    let socket = cli.options.cri_endpoint.strip_prefix("unix://").unwrap();
+    let mount = container.volume_mounts.clone().unwrap();
+    assert!(
+        mount
+            .iter()
+            .any(|m| socket.starts_with(&format!("{}/", m.mount_path)))
+    );
+    let probe = container.readiness_probe.clone().unwrap().http_get.unwrap();
+    assert_eq!(
+        probe.port,
+        IntOrString::Int(i32::from(cli.options.health_bind_address.port()))
+    );
+
+    let binding: ClusterRoleBinding = typed(&objects, "ClusterRoleBinding/kruise-rs-daemon");
+    assert_eq!(binding.role_ref.name, "kruise-rs-daemon");
+    let subject = &binding.subjects.unwrap()[0];
+    assert_eq!(
+        (subject.name.as_str(), subject.namespace.as_deref()),
+        ("kruise-daemon", daemon_set.metadata.namespace.as_deref())
+    );
+    let role: ClusterRole = typed(&objects, "ClusterRole/kruise-rs-daemon");
+    let rules = role.rules.unwrap();
+    for resource in ["containerrecreaterequests", "nodeimages"] {
+        for verb in ["get", "list", "watch"] {
+            assert!(
+                allowed(&rules, "apps.kruise.io", resource, verb),
+                "{resource} {verb}"
+            );
+        }
+        let status = format!("{resource}/status");
+        assert!(
+            allowed(&rules, "apps.kruise.io", &status, "patch"),
+            "{status}"
+        );
+        // The daemon never writes the objects themselves, only their status.
+        for verb in ["create", "update", "patch", "delete"] {
+            assert!(
+                !allowed(&rules, "apps.kruise.io", resource, verb),
+                "{resource} {verb}"
+            );
+        }
+    }
+    assert!(allowed(&rules, "", "secrets", "get"));
+    assert!(!allowed(&rules, "", "secrets", "list"));
+    assert!(!allowed(&rules, "", "pods", "get"));
+}
+
+fn allowed(rules: &[PolicyRule], group: &str, resource: &str, verb: &str) -> bool {
+    rules.iter().any(|rule| {
+        rule.api_groups.iter().flatten().any(|g| g == group)
+            && rule.resources.iter().flatten().any(|r| r == resource)
+            && rule.verbs.iter().any(|v| v == verb)
+    })
 }
