@@ -131,22 +131,34 @@ mod tests {
     fn triggers_merge_and_completions_drain() {
         let metrics = Metrics::new();
         let queue = QueueDepth::new(metrics.controller("demo"));
-        assert_eq!(gauge(&metrics), "kruise_manager_queue_depth{controller=\"demo\"} 0");
+        assert_eq!(
+            gauge(&metrics),
+            "kruise_manager_queue_depth{controller=\"demo\"} 0"
+        );
         for key in ["ns/a", "ns/b", "ns/a", "ns/c"] {
             queue.triggered(key);
         }
         assert_eq!(queue.depth(), 3);
-        assert_eq!(gauge(&metrics), "kruise_manager_queue_depth{controller=\"demo\"} 3");
+        assert_eq!(
+            gauge(&metrics),
+            "kruise_manager_queue_depth{controller=\"demo\"} 3"
+        );
         queue.started("ns/a");
         assert_eq!(queue.depth(), 3, "a running reconcile still counts");
         queue.finished("ns/a");
         queue.finished("ns/b"); // not found: dropped by kube-runtime
         assert_eq!(queue.depth(), 1);
-        assert_eq!(gauge(&metrics), "kruise_manager_queue_depth{controller=\"demo\"} 1");
+        assert_eq!(
+            gauge(&metrics),
+            "kruise_manager_queue_depth{controller=\"demo\"} 1"
+        );
         queue.finished("ns/unknown");
         assert_eq!(queue.depth(), 1);
         queue.clear();
-        assert_eq!(gauge(&metrics), "kruise_manager_queue_depth{controller=\"demo\"} 0");
+        assert_eq!(
+            gauge(&metrics),
+            "kruise_manager_queue_depth{controller=\"demo\"} 0"
+        );
     }
 
     #[test]
@@ -166,6 +178,9 @@ mod tests {
         queue.started("ns/a");
         assert_eq!(queue.depth(), 1);
         queue.finished("ns/a");
-        assert_eq!(gauge(&metrics), "kruise_manager_queue_depth{controller=\"demo\"} 0");
+        assert_eq!(
+            gauge(&metrics),
+            "kruise_manager_queue_depth{controller=\"demo\"} 0"
+        );
     }
 }

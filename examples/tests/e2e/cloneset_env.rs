@@ -58,11 +58,6 @@ pub enum ManagerHandle {
 }
 
 impl ManagerHandle {
-    /// Starts kruise-manager in process for `namespace`.
-    pub fn in_process(client: &Client, namespace: &str) -> Result<Self> {
-        Self::in_process_with(client, namespace, &[])
-    }
-
     /// Starts kruise-manager in process for `namespace`, with `extra` arguments (feature gates).
     pub fn in_process_with(client: &Client, namespace: &str, extra: &[&str]) -> Result<Self> {
         let mut args = vec!["kruise-manager".to_owned()];

@@ -160,7 +160,10 @@ async fn pre_download(env: &Env) -> Result<()> {
     env.wait_rolled_out("web", 4, "nginx:1.26").await?;
     wait_for("the jobs of the completed rollout gone", WAIT, || async {
         let left = jobs_of(&jobs, &web_uid).await?;
-        if left.iter().all(|job| job.metadata.deletion_timestamp.is_some()) {
+        if left
+            .iter()
+            .all(|job| job.metadata.deletion_timestamp.is_some())
+        {
             return Ok(Some(()));
         }
         Err(anyhow!(

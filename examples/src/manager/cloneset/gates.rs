@@ -67,20 +67,23 @@ impl FromStr for CloneSetGates {
             if name == PRE_DOWNLOAD_IMAGE {
                 let value = entry.split_once('=').map(|(_, value)| value.trim());
                 gates.pre_download_image =
-                    value.and_then(parse_bool).ok_or_else(|| GateError::Invalid {
-                        entry: entry.to_owned(),
-                    })?;
+                    value
+                        .and_then(parse_bool)
+                        .ok_or_else(|| GateError::Invalid {
+                            entry: entry.to_owned(),
+                        })?;
                 continue;
             }
-            gates.options = gates
-                .options
-                .with_feature_gates(entry)
-                .map_err(|error| match error {
-                    FeatureGateError::Unknown { name } => GateError::Unknown { name },
-                    _ => GateError::Invalid {
-                        entry: entry.to_owned(),
-                    },
-                })?;
+            gates.options =
+                gates
+                    .options
+                    .with_feature_gates(entry)
+                    .map_err(|error| match error {
+                        FeatureGateError::Unknown { name } => GateError::Unknown { name },
+                        _ => GateError::Invalid {
+                            entry: entry.to_owned(),
+                        },
+                    })?;
         }
         Ok(gates)
     }
@@ -97,11 +100,15 @@ mod tests {
             .unwrap();
         assert!(gates.pre_download_image);
         assert!(gates.options.short_hash, "the planner gate is kept");
-        let off: CloneSetGates = "PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForInPlaceUpdate=F"
-            .parse()
-            .unwrap();
+        let off: CloneSetGates =
+            "PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForInPlaceUpdate=F"
+                .parse()
+                .unwrap();
         assert!(!off.pre_download_image, "the last setting wins");
-        assert_eq!("".parse::<CloneSetGates>().unwrap(), CloneSetGates::default());
+        assert_eq!(
+            "".parse::<CloneSetGates>().unwrap(),
+            CloneSetGates::default()
+        );
         assert_eq!(
             "PreDownloadImageForInPlaceUpdate=yes".parse::<CloneSetGates>(),
             Err(GateError::Invalid {

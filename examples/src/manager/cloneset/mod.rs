@@ -117,7 +117,8 @@ pub struct CloneSetArgs {
 }
 
 fn parse_gates(text: &str) -> Result<CloneSetGates, String> {
-    text.parse().map_err(|error: gates::GateError| error.to_string())
+    text.parse()
+        .map_err(|error: gates::GateError| error.to_string())
 }
 
 impl CloneSetArgs {
@@ -258,7 +259,11 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
         .watches_stream(claims, queued_owner(&shared))
         .watches_stream(revisions, queued_owner(&shared))
         .graceful_shutdown_on(context.shutdown.clone().wait())
-        .run(reconcile::reconcile, reconcile::error_policy, Arc::clone(&shared))
+        .run(
+            reconcile::reconcile,
+            reconcile::error_policy,
+            Arc::clone(&shared),
+        )
         .for_each(move |result| {
             match &result {
                 Ok((object, _)) => completed.queue.finished(&reference_key(object)),

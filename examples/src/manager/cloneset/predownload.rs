@@ -411,7 +411,9 @@ mod tests {
                 Ok::<_, std::convert::Infallible>(
                     Response::builder()
                         .status(status)
-                        .body(kube::client::Body::from(serde_json::to_vec(&reply).unwrap()))
+                        .body(kube::client::Body::from(
+                            serde_json::to_vec(&reply).unwrap(),
+                        ))
                         .unwrap(),
                 )
             }
@@ -454,7 +456,10 @@ mod tests {
         assert_eq!(seen.len(), 3, "{seen:?}");
         assert_eq!(
             (seen[0].0.as_str(), seen[0].1.as_str()),
-            ("POST", "/apis/apps.kruise.io/v1beta1/namespaces/ns/imagepulljobs")
+            (
+                "POST",
+                "/apis/apps.kruise.io/v1beta1/namespaces/ns/imagepulljobs"
+            )
         );
         assert_eq!(seen[0].3["spec"]["image"], "app:v2");
         assert_eq!(seen[1].3["spec"]["image"], "side:v2");

@@ -22,9 +22,9 @@ use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
 use super::execute::{Subject, execute};
-use super::{predownload, revisions};
 use super::status;
 use super::watch::{key_of, object_key};
+use super::{predownload, revisions};
 use crate::manager::actions;
 use crate::manager::expectations::Operation;
 
