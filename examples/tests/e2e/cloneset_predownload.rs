@@ -42,7 +42,7 @@ async fn update_revision(env: &Env, name: &str) -> Result<(CloneSet, String)> {
         let moved = !status.update_revision.is_empty()
             && status.update_revision != status.current_revision
             && status.observed_generation == cloneset.metadata.generation.unwrap_or(0);
-        Ok(moved.then(|| (cloneset, status.update_revision)))
+        Ok(moved.then_some((cloneset, status.update_revision)))
     })
     .await
 }
