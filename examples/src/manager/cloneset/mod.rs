@@ -285,3 +285,89 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
     shared.queue.clear();
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{Request, Response};
+    use serde_json::json;
+
+    use super::*;
+    use crate::manager::metrics::Metrics;
+
+    /// A client whose API server answers 404 to everything (the mappers never call it).
+    fn offline_client() -> Client {
+        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
+            Ok::<_, std::convert::Infallible>(
+                Response::builder()
+                    .status(404)
+                    .body(kube::client::Body::empty())
+                    .unwrap(),
+            )
+        });
+        Client::new(service, "default")
+    }
+
+    #[tokio::test]
+    async fn owned_object_events_count_their_cloneset_as_queued() {
+        let metrics = Metrics::new();
+        let shared = Arc::new(Shared::new(
+            offline_client(),
+            EventSink::disabled(),
+            Options::default(),
+            metrics.controller("cloneset"),
+        ));
+        let pod = |name: &str, owner: &str| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": owner,
+                    "name": "web", "uid": "cs-uid", "controller": true}]}}))
+            .unwrap()
+        };
+        let map = queued_owner::<Pod>(&shared);
+        let owner = map(pod("web-a", "CloneSet")).unwrap();
+        assert_eq!(reference_key(&owner), "ns/web");
+        assert!(map(pod("web-b", "CloneSet")).is_some());
+        assert!(map(pod("other", "StatefulSet")).is_none());
+        assert_eq!(shared.queue.depth(), 1, "two events for one CloneSet");
+        let cloneset: CloneSet = serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"selector": {}, "template": {}},
+        }))
+        .unwrap();
+        assert_eq!(key(&cloneset), reference_key(&owner), "the same key");
+        assert!(
+            metrics
+                .encode()
+                .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 1")
+        );
+        shared.queue.started(&key(&cloneset));
+        shared.queue.finished(&key(&cloneset));
+        assert!(
+            metrics
+                .encode()
+                .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 0")
+        );
+    }
+
+    #[test]
+    fn the_gate_flag_reaches_the_config() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            cloneset: CloneSetArgs,
+        }
+        let parse = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(
+                std::iter::once("kruise-manager").chain(args.iter().copied()),
+            )
+            .map(|cli| cli.cloneset.config())
+        };
+        let default = parse(&[]).unwrap();
+        assert!(!default.pre_download_image, "off by default, as upstream");
+        let on = parse(&[
+            "--cloneset-feature-gates=PreDownloadImageForInPlaceUpdate=true,CloneSetShortHash=true",
+        ])
+        .unwrap();
+        assert!(on.pre_download_image && on.options.short_hash);
+        assert!(parse(&["--cloneset-feature-gates=Nope=true"]).is_err());
+    }
+}
