@@ -184,17 +184,30 @@ async fn round_trip(
     let back = serde_json::to_value(writer.get(&name).await?)?;
     contains(&back["spec"], &object["spec"], "spec")
         .with_context(|| format!("{kind} {name} read back as {write_version}: {back}"))?;
-    // An update through the other version keeps what it does not know about.
-    let mut through_other: DynamicObject = serde_json::from_value(read.clone())?;
-    through_other
-        .metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert("touched".into(), "yes".into());
-    reader
-        .replace(&name, &PostParams::default(), &through_other)
-        .await
-        .with_context(|| format!("updating {kind} {name} as {read_version}"))?;
+    // An update through the other version keeps what it does not know about. A controller may write the
+    // object's status between the read and the update (409): read again and retry.
+    wait_for(
+        &format!("updating {kind} {name} as {read_version}"),
+        WAIT,
+        || async {
+            let mut through_other = reader.get(&name).await?;
+            through_other
+                .metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert("touched".into(), "yes".into());
+            match reader
+                .replace(&name, &PostParams::default(), &through_other)
+                .await
+            {
+                Ok(_) => Ok(Some(())),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
+                Err(error) => Err(anyhow::Error::from(error)
+                    .context(format!("updating {kind} {name} as {read_version}"))),
+            }
+        },
+    )
+    .await?;
     let after = serde_json::to_value(writer.get(&name).await?)?;
     contains(&after["spec"], &object["spec"], "spec").with_context(|| {
         format!("{kind} {name} after an update as {read_version}, read as {write_version}: {after}")
