@@ -13,7 +13,7 @@
 //!   by default rounding down, at least `replicas`), or when the revision cannot be updated in place;
 //! * otherwise one job per container whose image changed, named `<update revision>-<container>`, owned by
 //!   the CloneSet, targeting its pods that are not yet at the update revision, with the template's labels
-//!   (plus `controller-revision-hash`), annotations and pull secrets, parallelism (default 1), timeout
+//!   (plus `controller.kubernetes.io/hash`), annotations and pull secrets, parallelism (default 1), timeout
 //!   (default 300 s), `backoffLimit` 1, completion policy `Always` with a TTL of 600 s.
 //!
 //! ```
@@ -51,8 +51,10 @@ use kube::api::ObjectMeta;
 
 /// Pre-download only happens for more replicas than this.
 pub const MIN_REPLICAS_EXCLUSIVE: i32 = 3;
-/// The label of a revision's pod hash (`controller-revision-hash`).
+/// The label of a revision's pod hash (`controller-revision-hash`), which the jobs' pod selector tests.
 pub const REVISION_HASH_LABEL: &str = "controller-revision-hash";
+/// The label of a ControllerRevision's hash (`controller.kubernetes.io/hash`), which the jobs carry.
+pub const HASH_LABEL: &str = "controller.kubernetes.io/hash";
 /// The default timeout of each pull.
 pub const DEFAULT_TIMEOUT_SECONDS: i32 = 300;
 /// The TTL of the jobs after they finish.
@@ -263,10 +265,7 @@ fn jobs(
         .as_ref()
         .and_then(|m| m.labels.clone())
         .unwrap_or_default();
-    labels.insert(
-        REVISION_HASH_LABEL.to_owned(),
-        revisions.update_hash.to_owned(),
-    );
+    labels.insert(HASH_LABEL.to_owned(), revisions.update_hash.to_owned());
     let annotations = template
         .metadata
         .as_ref()
@@ -522,9 +521,13 @@ mod tests {
         let selector = &template.pod_selector.as_ref().unwrap().label_selector;
         let expression = &selector.match_expressions.as_ref().unwrap()[0];
         assert_eq!(expression.values.as_deref().unwrap(), ["web-abc", "abc"]);
-        assert_eq!(
-            job.metadata.labels.as_ref().unwrap()[REVISION_HASH_LABEL],
-            "abc"
+        assert_eq!(job.metadata.labels.as_ref().unwrap()[HASH_LABEL], "abc");
+        assert!(
+            !job.metadata
+                .labels
+                .as_ref()
+                .unwrap()
+                .contains_key(REVISION_HASH_LABEL)
         );
         let owner = &job.metadata.owner_references.as_ref().unwrap()[0];
         assert_eq!(

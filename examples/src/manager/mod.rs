@@ -8,7 +8,8 @@
 //! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
 //! the webhook configuration at shutdown if it still points at it, so pod creation is not left failing on
 //! a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
-//! execute their plans safely, [`owner_index`] the cache of owned objects by owner.
+//! execute their plans safely, [`owner_index`] the cache of owned objects by owner,
+//! [`queue_depth`] the queue depth a controller reports.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,6 +41,7 @@ pub mod metrics;
 pub mod options;
 pub mod owner_index;
 pub mod pod_readiness;
+pub mod queue_depth;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

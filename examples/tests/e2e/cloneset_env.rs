@@ -58,10 +58,11 @@ pub enum ManagerHandle {
 }
 
 impl ManagerHandle {
-    /// Starts kruise-manager in process for `namespace`.
-    pub fn in_process(client: &Client, namespace: &str) -> Result<Self> {
+    /// Starts kruise-manager in process for `namespace`, with `extra` arguments (feature gates).
+    pub fn in_process_with(client: &Client, namespace: &str, extra: &[&str]) -> Result<Self> {
         let mut args = vec!["kruise-manager".to_owned()];
         args.extend(manager_args(namespace, 0));
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let cli = Cli::try_parse_from(args)?;
         let mut controllers = ControllerSet::new();
         controllers.register(CloneSetController::new(cli.cloneset.config()));
@@ -167,9 +168,18 @@ fn init_logs() {
 impl Env {
     /// A namespace, the simulator and an in-process manager.
     pub async fn start(cluster: &Cluster, namespace: &str) -> Result<Self> {
+        Self::start_with(cluster, namespace, &[]).await
+    }
+
+    /// [`Env::start`] with `extra` manager arguments (feature gates).
+    pub async fn start_with(cluster: &Cluster, namespace: &str, extra: &[&str]) -> Result<Self> {
         init_logs();
         let mut env = Self::without_manager(cluster, namespace).await?;
-        env.manager = Some(ManagerHandle::in_process(&cluster.client, namespace)?);
+        env.manager = Some(ManagerHandle::in_process_with(
+            &cluster.client,
+            namespace,
+            extra,
+        )?);
         env.wait_for_api().await?;
         Ok(env)
     }

@@ -19,6 +19,7 @@
 
 mod cloneset_env;
 mod cloneset_measure;
+mod cloneset_predownload;
 mod cloneset_rollout;
 mod cloneset_scale;
 mod container_recreate;
@@ -106,6 +107,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
             c,
         ))
+    }),
+    ("cloneset_pre_downloads_images", |c| {
+        Box::pin(cloneset_predownload::cloneset_pre_downloads_images(c))
     }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))

@@ -1,5 +1,6 @@
 //! What every reconcile of the CloneSet controller shares: the client, the owned-object indexes, the
-//! expectations, the instance-id source, the event sink, the planner options and the metrics.
+//! expectations, the instance-id source, the event sink, the planner options, the metrics and the queue
+//! depth.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,6 +15,7 @@ use super::events::EventSink;
 use crate::manager::expectations::{Expectations, Operation};
 use crate::manager::metrics::ControllerMetrics;
 use crate::manager::owner_index::OwnerIndex;
+use crate::manager::queue_depth::QueueDepth;
 
 /// How long an unobserved create or delete blocks its CloneSet (Kubernetes uses 5 minutes).
 pub const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(300);
@@ -57,6 +59,10 @@ pub struct Shared {
     pub options: Options,
     /// Reconcile metrics.
     pub metrics: ControllerMetrics,
+    /// The CloneSets waiting for or in a reconcile (reported as the queue depth).
+    pub queue: QueueDepth,
+    /// Gate `PreDownloadImageForInPlaceUpdate`.
+    pub pre_download_image: bool,
     expectations: Mutex<Expectations>,
     ids: Mutex<SeededIds>,
     started: Instant,
@@ -83,11 +89,20 @@ impl Shared {
             synced: Synced::default(),
             events,
             options,
+            queue: QueueDepth::new(metrics.clone()),
             metrics,
+            pre_download_image: false,
             expectations: Mutex::new(Expectations::new(EXPECTATION_TIMEOUT)),
             ids: Mutex::new(SeededIds::new(seed)),
             started: Instant::now(),
         }
+    }
+
+    /// The same state with the gate `PreDownloadImageForInPlaceUpdate` set to `enabled`.
+    #[must_use]
+    pub fn with_pre_download_image(mut self, enabled: bool) -> Self {
+        self.pre_download_image = enabled;
+        self
     }
 
     fn with_expectations<T>(&self, f: impl FnOnce(&mut Expectations, Duration) -> T) -> T {

@@ -13,6 +13,8 @@
 //! | `SuccessfulUpdatePodReCreate` | Normal | a pod was marked `specified-delete` to be recreated at the new revision |
 //! | `FailedUpdatePodReCreate` | Warning | that mark could not be written |
 //! | `ScaleUpLimited` | Warning | `scaleStrategy.maxUnavailable` holds back creations |
+//! | `CreatedImagePullJob` | Normal | an image pre-download job was created |
+//! | `FailedCreateImagePullJob` | Normal (as upstream) | creating it failed for another reason than existing |
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Client;
@@ -168,6 +170,24 @@ impl Record {
         )
     }
 
+    /// An ImagePullJob pre-downloading `image` was created.
+    #[must_use]
+    pub fn created_image_pull_job(job: &str, image: &str) -> Self {
+        Self::normal(
+            "CreatedImagePullJob",
+            format!("created ImagePullJob {job} for image: {image}"),
+        )
+    }
+
+    /// Creating an ImagePullJob failed (upstream records it as a Normal Event).
+    #[must_use]
+    pub fn image_pull_job_failed(job: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::normal(
+            "FailedCreateImagePullJob",
+            format!("failed to create ImagePullJob {job}: {error}"),
+        )
+    }
+
     fn event(&self) -> Event {
         Event {
             type_: if self.warning {
@@ -281,6 +301,24 @@ mod tests {
         assert_eq!(
             Record::recreate_failed("p", "r", &"x").reason,
             "FailedUpdatePodReCreate"
+        );
+        let job = Record::created_image_pull_job("web-7d9f-main", "nginx:2");
+        assert_eq!(
+            (job.warning, job.reason, job.message.as_str()),
+            (
+                false,
+                "CreatedImagePullJob",
+                "created ImagePullJob web-7d9f-main for image: nginx:2"
+            )
+        );
+        let failed = Record::image_pull_job_failed("web-7d9f-main", &"forbidden");
+        assert_eq!(
+            (failed.warning, failed.reason, failed.message.as_str()),
+            (
+                false,
+                "FailedCreateImagePullJob",
+                "failed to create ImagePullJob web-7d9f-main: forbidden"
+            )
         );
         let event = Record::scale_up_limited(1).event();
         assert_eq!(event.type_, EventType::Warning);

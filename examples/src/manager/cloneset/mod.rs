@@ -12,6 +12,11 @@
 //!   `SuccessfulUpdatePodInPlace`, `SuccessfulUpdatePodReCreate`, `ScaleUpLimited`, the `Failed*` ones).
 //! * [`context`]: the shared state, with the expectations that keep a reconcile from acting twice on a
 //!   cache that has not caught up with its own writes.
+//! * [`predownload`]: with the gate `PreDownloadImageForInPlaceUpdate` ([`gates`]), ImagePullJobs for the
+//!   new images of an in-place update, created before the pods are updated.
+//!
+//! The controller reports its queue depth ([`QueueDepth`](crate::manager::queue_depth::QueueDepth)):
+//! the CloneSets with a trigger not yet served or a reconcile running.
 //!
 //! ```no_run
 //! use kruise_examples::manager::cloneset::{CloneSetConfig, CloneSetController};
@@ -26,6 +31,8 @@ pub mod context;
 pub mod error;
 pub mod events;
 pub mod execute;
+pub mod gates;
+pub mod predownload;
 pub mod reconcile;
 pub mod request;
 pub mod revisions;
@@ -34,7 +41,7 @@ pub mod watch;
 
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1beta1::CloneSet;
@@ -42,12 +49,14 @@ use kruise_schedule::cloneset::Options;
 use kube::runtime::Controller;
 use kube::runtime::controller::Config;
 use kube::runtime::events::Reporter;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef, reflector};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use self::context::Shared;
 use self::events::{COMPONENT, EventSink};
+use self::gates::CloneSetGates;
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
 
 pub use self::error::ReconcileError;
@@ -69,6 +78,9 @@ pub struct CloneSetConfig {
     pub namespace: Option<String>,
     /// Upstream's feature gates and flags that change decisions.
     pub options: Options,
+    /// Gate `PreDownloadImageForInPlaceUpdate` (default off): create ImagePullJobs for the new images of an
+    /// in-place update.
+    pub pre_download_image: bool,
     /// CloneSets reconciled at the same time (upstream `--cloneset-workers`, default 3).
     pub workers: u16,
 }
@@ -78,6 +90,7 @@ impl Default for CloneSetConfig {
         Self {
             namespace: None,
             options: Options::default(),
+            pre_download_image: false,
             workers: 3,
         }
     }
@@ -95,29 +108,29 @@ pub struct CloneSetArgs {
     /// Leave `PreparingDelete` pods out when counting pods for scaling, for every CloneSet.
     #[arg(long)]
     pub cloneset_scaling_exclude_preparing_delete: bool,
-    /// Upstream feature gates that change CloneSet decisions, `Name=true|false,...`
+    /// Upstream feature gates of the CloneSet controller, `Name=true|false,...`
     /// (`CloneSetPartitionRollback`, `PreparingUpdateAsUpdate`, `CloneSetShortHash`,
     /// `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
-    /// `RecreatePodWhenChangeVCTInCloneSetGate`).
+    /// `RecreatePodWhenChangeVCTInCloneSetGate`, `PreDownloadImageForInPlaceUpdate`), all off by default.
     #[arg(long, default_value = "", value_parser = parse_gates)]
-    pub cloneset_feature_gates: Options,
+    pub cloneset_feature_gates: CloneSetGates,
 }
 
-fn parse_gates(text: &str) -> Result<Options, String> {
-    Options::default()
-        .with_feature_gates(text)
-        .map_err(|error| error.to_string())
+fn parse_gates(text: &str) -> Result<CloneSetGates, String> {
+    text.parse()
+        .map_err(|error: gates::GateError| error.to_string())
 }
 
 impl CloneSetArgs {
     /// The controller configuration these flags describe.
     #[must_use]
     pub fn config(&self) -> CloneSetConfig {
-        let mut options = self.cloneset_feature_gates.clone();
+        let mut options = self.cloneset_feature_gates.options.clone();
         options.exclude_preparing_delete |= self.cloneset_scaling_exclude_preparing_delete;
         CloneSetConfig {
             namespace: self.cloneset_namespace.clone(),
             options,
+            pre_download_image: self.cloneset_feature_gates.pre_download_image,
             workers: self.cloneset_workers.max(1),
         }
     }
@@ -147,6 +160,27 @@ impl ManagedController for CloneSetController {
     }
 }
 
+/// `namespace/name` of the object a controller reference names (the queue-depth key, as [`key`]).
+fn reference_key<K: Resource>(reference: &ObjectRef<K>) -> String {
+    format!(
+        "{}/{}",
+        reference.namespace.as_deref().unwrap_or_default(),
+        reference.name
+    )
+}
+
+/// The trigger mapper of an owned kind: the owning CloneSet, counted as queued.
+fn queued_owner<K: Resource>(
+    shared: &Arc<Shared>,
+) -> impl Fn(K) -> Option<ObjectRef<CloneSet>> + Send + Sync + 'static {
+    let shared = Arc::clone(shared);
+    move |object| {
+        let owner = watch::owner_ref(&object)?;
+        shared.queue.triggered(&reference_key(&owner));
+        Some(owner)
+    }
+}
+
 fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
@@ -168,12 +202,15 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
         instance: context.reporter.instance.clone(),
     };
     let events = EventSink::spawn(client.clone(), reporter);
-    let shared = Arc::new(Shared::new(
-        client.clone(),
-        events,
-        config.options.clone(),
-        context.metrics.clone(),
-    ));
+    let shared = Arc::new(
+        Shared::new(
+            client.clone(),
+            events,
+            config.options.clone(),
+            context.metrics.clone(),
+        )
+        .with_pre_download_image(config.pre_download_image),
+    );
     let namespace = config.namespace.as_deref();
     let pods = watch::owned(
         api::<Pod>(&client, namespace),
@@ -196,30 +233,141 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
         Arc::clone(&shared.synced.revisions),
         Arc::clone(&shared),
     );
+    // The CloneSet watch is built here (not by `Controller::new`) so that its triggers count in the
+    // queue depth, like those of the owned objects below.
+    let (reader, writer) = reflector::store();
+    let queued = Arc::clone(&shared);
+    let clonesets = reflector(
+        writer,
+        watcher(
+            api::<CloneSet>(&client, namespace),
+            watcher::Config::default(),
+        ),
+    )
+    .applied_objects()
+    .inspect_ok(move |cloneset| queued.queue.triggered(&key(cloneset)));
     tracing::info!(
         namespace = namespace.unwrap_or("(all)"),
         workers = config.workers,
+        pre_download_image = config.pre_download_image,
         "CloneSet controller starting"
     );
-    Controller::new(
-        api::<CloneSet>(&client, namespace),
-        watcher::Config::default(),
-    )
-    .with_config(Config::default().concurrency(config.workers))
-    .watches_stream(pods, |pod| watch::owner_ref(&pod))
-    .watches_stream(claims, |claim| watch::owner_ref(&claim))
-    .watches_stream(revisions, |revision| watch::owner_ref(&revision))
-    .graceful_shutdown_on(context.shutdown.clone().wait())
-    .run(reconcile::reconcile, reconcile::error_policy, shared)
-    .for_each(|result| {
-        if let Err(error) = result {
-            match &error {
-                kube::runtime::controller::Error::ReconcilerFailed(..) => {}
-                other => tracing::warn!(error = %other, "CloneSet controller"),
+    let completed = Arc::clone(&shared);
+    Controller::for_stream(clonesets, reader)
+        .with_config(Config::default().concurrency(config.workers))
+        .watches_stream(pods, queued_owner(&shared))
+        .watches_stream(claims, queued_owner(&shared))
+        .watches_stream(revisions, queued_owner(&shared))
+        .graceful_shutdown_on(context.shutdown.clone().wait())
+        .run(
+            reconcile::reconcile,
+            reconcile::error_policy,
+            Arc::clone(&shared),
+        )
+        .for_each(move |result| {
+            match &result {
+                Ok((object, _)) => completed.queue.finished(&reference_key(object)),
+                Err(
+                    kube::runtime::controller::Error::ReconcilerFailed(_, object)
+                    | kube::runtime::controller::Error::ObjectNotFound(object),
+                ) => completed.queue.finished(&reference_key(object)),
+                Err(_) => {}
             }
-        }
-        futures::future::ready(())
-    })
-    .await;
+            if let Err(error) = result {
+                match &error {
+                    kube::runtime::controller::Error::ReconcilerFailed(..) => {}
+                    other => tracing::warn!(error = %other, "CloneSet controller"),
+                }
+            }
+            futures::future::ready(())
+        })
+        .await;
+    shared.queue.clear();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{Request, Response};
+    use serde_json::json;
+
+    use super::*;
+    use crate::manager::metrics::Metrics;
+
+    /// A client whose API server answers 404 to everything (the mappers never call it).
+    fn offline_client() -> Client {
+        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
+            Ok::<_, std::convert::Infallible>(
+                Response::builder()
+                    .status(404)
+                    .body(kube::client::Body::empty())
+                    .unwrap(),
+            )
+        });
+        Client::new(service, "default")
+    }
+
+    #[tokio::test]
+    async fn owned_object_events_count_their_cloneset_as_queued() {
+        let metrics = Metrics::new();
+        let shared = Arc::new(Shared::new(
+            offline_client(),
+            EventSink::disabled(),
+            Options::default(),
+            metrics.controller("cloneset"),
+        ));
+        let pod = |name: &str, owner: &str| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": owner,
+                    "name": "web", "uid": "cs-uid", "controller": true}]}}))
+            .unwrap()
+        };
+        let map = queued_owner::<Pod>(&shared);
+        let owner = map(pod("web-a", "CloneSet")).unwrap();
+        assert_eq!(reference_key(&owner), "ns/web");
+        assert!(map(pod("web-b", "CloneSet")).is_some());
+        assert!(map(pod("other", "StatefulSet")).is_none());
+        assert_eq!(shared.queue.depth(), 1, "two events for one CloneSet");
+        let cloneset: CloneSet = serde_json::from_value(json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"selector": {}, "template": {}},
+        }))
+        .unwrap();
+        assert_eq!(key(&cloneset), reference_key(&owner), "the same key");
+        assert!(
+            metrics
+                .encode()
+                .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 1")
+        );
+        shared.queue.started(&key(&cloneset));
+        shared.queue.finished(&key(&cloneset));
+        assert!(
+            metrics
+                .encode()
+                .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 0")
+        );
+    }
+
+    #[test]
+    fn the_gate_flag_reaches_the_config() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            cloneset: CloneSetArgs,
+        }
+        let parse = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(
+                std::iter::once("kruise-manager").chain(args.iter().copied()),
+            )
+            .map(|cli| cli.cloneset.config())
+        };
+        let default = parse(&[]).unwrap();
+        assert!(!default.pre_download_image, "off by default, as upstream");
+        let on = parse(&[
+            "--cloneset-feature-gates=PreDownloadImageForInPlaceUpdate=true,CloneSetShortHash=true",
+        ])
+        .unwrap();
+        assert!(on.pre_download_image && on.options.short_hash);
+        assert!(parse(&["--cloneset-feature-gates=Nope=true"]).is_err());
+    }
 }

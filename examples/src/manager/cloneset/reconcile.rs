@@ -1,7 +1,7 @@
 //! One reconcile of a CloneSet: observe (pods, claims and revisions from the owner indexes, after the
-//! expectations are met), settle the revisions, plan with `kruise_schedule::cloneset::plan`, execute,
-//! write the status, drop gone names from `podsToDelete`, truncate the revision history, and say when
-//! to look again.
+//! expectations are met), settle the revisions, plan with `kruise_schedule::cloneset::plan`, pre-download
+//! the new images (with the gate), execute, write the status, drop gone names from `podsToDelete`,
+//! truncate the revision history, and say when to look again.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -22,9 +22,9 @@ use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
 use super::execute::{Subject, execute};
-use super::revisions;
 use super::status;
 use super::watch::{key_of, object_key};
+use super::{predownload, revisions};
 use crate::manager::actions;
 use crate::manager::expectations::Operation;
 
@@ -42,6 +42,7 @@ pub async fn reconcile(
     cloneset: Arc<CloneSet>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
+    shared.queue.started(&super::key(&cloneset));
     let metrics = shared.metrics.clone();
     // Decide on the object as upstream's defaulting webhook would have stored it (this manager has no
     // CloneSet webhook): unset budgets, the pod template defaults (revision names are computed from the
@@ -196,6 +197,22 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
         }
     }
 
+    // Image pre-download (gate `PreDownloadImageForInPlaceUpdate`), before the pods are touched.
+    if shared.pre_download_image && cloneset.meta().deletion_timestamp.is_none() {
+        let update_revision = ensured.revision.as_ref();
+        let current_revision = revisions::current(&cached_revisions, &current_name)
+            .map_or(update_revision, AsRef::as_ref);
+        predownload::sync(
+            shared,
+            cloneset,
+            &reference,
+            current_revision,
+            update_revision,
+            &plan.update_options,
+        )
+        .await;
+    }
+
     // Execute (not while the CloneSet is being deleted: the garbage collector takes its pods).
     let executed = if cloneset.meta().deletion_timestamp.is_none() {
         let subject = Subject {
@@ -230,6 +247,11 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
                 source,
             })?;
         current = Some(written);
+        if shared.pre_download_image
+            && predownload::rollout_completed(cloneset.status.as_ref(), &new_status)
+        {
+            predownload::delete_jobs(shared, cloneset).await;
+        }
     }
     if let Some(live) = status::live_pods_to_delete(cloneset, &pods) {
         let base = current.as_ref().unwrap_or(cloneset);
