@@ -39,6 +39,7 @@ use crate::metadata;
 use crate::options::Options;
 use crate::random::Chance;
 use crate::records;
+use crate::resources_policy;
 use crate::shared_volumes;
 use crate::transfer_env;
 
@@ -207,7 +208,7 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
             if is_native_sidecar(init) {
                 sidecar_list.insert(init.container.name.clone());
             }
-            let prepared = prepare(init, pod, &volumes, &mut pieces.volumes);
+            let prepared = prepare(sidecarset, init, pod, &volumes, &mut pieces.volumes)?;
             injecting = true;
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
                 push_hot_pair(prepared, &mut working, &mut pieces, true);
@@ -220,7 +221,7 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
             .extend(sidecarset.spec.image_pull_secrets.iter().cloned());
         for sidecar in &sidecarset.spec.containers {
             sidecar_list.insert(sidecar.container.name.clone());
-            let prepared = prepare(sidecar, pod, &volumes, &mut pieces.volumes);
+            let prepared = prepare(sidecarset, sidecar, pod, &volumes, &mut pieces.volumes)?;
             injecting = true;
             if hot_upgrade::is_hot_upgrade(sidecar) {
                 push_hot_pair(prepared, &mut working, &mut pieces, false);
@@ -298,13 +299,17 @@ fn push_hot_pair(
 }
 
 /// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
-/// variables; the volumes its own mounts and devices use are appended to `volumes_out`.
+/// variables, resources from its `resourcesPolicy`; the volumes its own mounts and devices use are appended to
+/// `volumes_out`.
 fn prepare(
+    sidecarset: &SidecarSet,
     sidecar: &SidecarContainer,
     pod: &Pod,
     volumes: &BTreeMap<&str, &Volume>,
     volumes_out: &mut Vec<Volume>,
-) -> SidecarContainer {
+) -> Result<SidecarContainer, Error> {
+    let pod_containers = pod.spec.as_ref().map_or(&[][..], |spec| &spec.containers[..]);
+    let resources = resources_policy::sidecar_resources(sidecarset, sidecar, pod_containers)?;
     let (shared_mounts, sub_path_envs) = shared_volumes::shared_mounts_and_envs(sidecar, pod);
     let shared_devices = shared_volumes::shared_devices(sidecar, pod);
     let mut transferred = transfer_env::transfer_envs(sidecar, pod);
@@ -335,6 +340,9 @@ fn prepare(
 
     let mut prepared = sidecar.clone();
     let container = &mut prepared.container;
+    if let Some(resources) = resources {
+        container.resources = Some(resources);
+    }
     if !shared_mounts.is_empty() {
         let devices = container.volume_devices.as_deref().unwrap_or_default();
         let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
@@ -352,5 +360,5 @@ fn prepare(
         value_from: None,
     });
     merge_env(env, &transferred);
-    prepared
+    Ok(prepared)
 }

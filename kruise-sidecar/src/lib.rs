@@ -55,6 +55,8 @@ pub mod options;
 pub mod plan;
 pub mod random;
 pub mod records;
+pub mod resource_expression;
+pub mod resources_policy;
 pub mod revision;
 pub mod shared_volumes;
 pub mod status;
