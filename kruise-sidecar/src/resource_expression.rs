@@ -180,9 +180,7 @@ fn divide_rounding_up(numerator: i128, denominator: i128) -> Result<i128, Expres
     } else {
         -1
     };
-    quotient
-        .checked_add(away)
-        .ok_or(ExpressionError::Overflow)
+    quotient.checked_add(away).ok_or(ExpressionError::Overflow)
 }
 
 /// A nano-unit value as a decimal number of base units, for messages.
@@ -351,7 +349,10 @@ impl Parser<'_> {
 
     fn factor(&mut self) -> Result<Node, ExpressionError> {
         let Some((token, at)) = self.peek() else {
-            return Err(syntax(self.end, "expected a value, found the end".to_owned()));
+            return Err(syntax(
+                self.end,
+                "expected a value, found the end".to_owned(),
+            ));
         };
         let token = token.clone();
         self.position += 1;

@@ -101,8 +101,10 @@ fn memory_expressions_are_written_in_binary_si_whole_bytes() {
     ];
     let pod = engines_pod();
     for (mode, expr, expected) in table {
-        let set = policy_set(json!({"targetContainersMode": mode, "targetContainersNameRegex": "^large",
-            "resourcesExpr": {"limits": {"memory": expr}}}));
+        let set = policy_set(
+            json!({"targetContainersMode": mode, "targetContainersNameRegex": "^large",
+            "resourcesExpr": {"limits": {"memory": expr}}}),
+        );
         assert_eq!(
             sidecar_resources(&pod, &set),
             json!({"limits": {"memory": expected}}),
@@ -114,14 +116,18 @@ fn memory_expressions_are_written_in_binary_si_whole_bytes() {
 #[test]
 fn limits_and_requests_are_computed_from_their_own_section() {
     let pod = engines_pod();
-    let limits_only = policy_set(json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^large",
-        "resourcesExpr": {"limits": {"cpu": "cpu"}}}));
+    let limits_only = policy_set(
+        json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^large",
+        "resourcesExpr": {"limits": {"cpu": "cpu"}}}),
+    );
     assert_eq!(
         sidecar_resources(&pod, &limits_only),
         json!({"limits": {"cpu": "600m"}})
     );
-    let requests_only = policy_set(json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^large",
-        "resourcesExpr": {"requests": {"cpu": "cpu", "memory": "memory"}}}));
+    let requests_only = policy_set(
+        json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^large",
+        "resourcesExpr": {"requests": {"cpu": "cpu", "memory": "memory"}}}),
+    );
     assert_eq!(
         sidecar_resources(&pod, &requests_only),
         json!({"requests": {"cpu": "150m", "memory": "300Mi"}})
@@ -142,9 +148,11 @@ fn unlimited_limits_leave_the_sidecar_unlimited_and_missing_requests_count_as_ze
         ]},
     }));
     for mode in ["sum", "max"] {
-        let set = policy_set(json!({"targetContainersMode": mode, "targetContainersNameRegex": "^large.engine.v[48]$",
+        let set = policy_set(
+            json!({"targetContainersMode": mode, "targetContainersNameRegex": "^large.engine.v[48]$",
             "resourcesExpr": {"limits": {"cpu": "max(cpu*50%, 50m)", "memory": "memory"},
-                              "requests": {"cpu": "cpu*2", "memory": "100Mi"}}}));
+                              "requests": {"cpu": "cpu*2", "memory": "100Mi"}}}),
+        );
         let memory = if mode == "sum" { "600Mi" } else { "400Mi" };
         assert_eq!(
             sidecar_resources(&pod, &set),
@@ -153,8 +161,10 @@ fn unlimited_limits_leave_the_sidecar_unlimited_and_missing_requests_count_as_ze
         );
     }
     // A container without any resources: every limit unlimited, every request zero.
-    let set = policy_set(json!({"targetContainersMode": "sum", "targetContainersNameRegex": "v9$",
-        "resourcesExpr": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "cpu + 10m", "memory": "memory"}}}));
+    let set = policy_set(
+        json!({"targetContainersMode": "sum", "targetContainersNameRegex": "v9$",
+        "resourcesExpr": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "cpu + 10m", "memory": "memory"}}}),
+    );
     assert_eq!(
         sidecar_resources(&pod, &set),
         json!({"requests": {"cpu": "10m", "memory": "0"}})
@@ -178,7 +188,11 @@ fn each_operator_evaluates_exactly() {
         ("cpu / 2 / 2", 4 * core, core),
         ("max(0.5, 0.5*cpu)", core, 500_000_000),
         ("max(1m, 2m, 3m, cpu)", 0, 3_000_000),
-        ("min(max(max(0.5,0.5*cpu),cpu-1.0),3.0)", 10 * core, 3 * core),
+        (
+            "min(max(max(0.5,0.5*cpu),cpu-1.0),3.0)",
+            10 * core,
+            3 * core,
+        ),
         ("min(max(max(0.5,0.5*cpu),cpu-1.0),3.0)", 3 * core, 2 * core),
         ("min(cpu)", 7, 7),
         ("25%", 0, 250_000_000),
@@ -202,7 +216,16 @@ fn bad_expressions_are_typed_errors() {
         )
     };
     for text in [
-        "", "cpu +", "(cpu", "cpu)", "max(cpu", "max()", "max(cpu,)", "cpu cpu", "cpu $ 2", "2 ** 3",
+        "",
+        "cpu +",
+        "(cpu",
+        "cpu)",
+        "max(cpu",
+        "max()",
+        "max(cpu,)",
+        "cpu cpu",
+        "cpu $ 2",
+        "2 ** 3",
     ] {
         assert!(syntax(text), "{text:?} should be a syntax error");
     }
@@ -227,7 +250,10 @@ fn bad_expressions_are_typed_errors() {
     ));
     let evaluate = |text: &str, cpu: i128| Expression::parse(text, "cpu").unwrap().evaluate(cpu);
     assert_eq!(evaluate("cpu / 0", 1), Err(ExpressionError::DivisionByZero));
-    assert_eq!(evaluate("cpu / (cpu - cpu)", 1), Err(ExpressionError::DivisionByZero));
+    assert_eq!(
+        evaluate("cpu / (cpu - cpu)", 1),
+        Err(ExpressionError::DivisionByZero)
+    );
     assert_eq!(
         evaluate("cpu - 1", 500_000_000),
         Err(ExpressionError::Negative("-0.5".into()))
@@ -252,17 +278,24 @@ fn injection_errors_name_the_sidecarset_container_field_and_expression() {
         "{message}"
     );
 
-    let negative = policy_set(json!({"targetContainersMode": "max", "targetContainersNameRegex": "^large",
-        "resourcesExpr": {"limits": {"cpu": "cpu - 1"}}}));
+    let negative = policy_set(
+        json!({"targetContainersMode": "max", "targetContainersNameRegex": "^large",
+        "resourcesExpr": {"limits": {"cpu": "cpu - 1"}}}),
+    );
     let error = try_inject(&pod, &negative).unwrap_err();
-    assert!(matches!(
-        &error,
-        Error::ResourcesPolicy { sidecarset, container, source: PolicyError::Expression { field, source: ExpressionError::Negative(value), .. } }
-            if sidecarset == "proxy" && container == "sidecar1" && field == "resourcesExpr.limits.cpu" && value == "-0.6"
-    ), "{error}");
+    assert!(
+        matches!(
+            &error,
+            Error::ResourcesPolicy { sidecarset, container, source: PolicyError::Expression { field, source: ExpressionError::Negative(value), .. } }
+                if sidecarset == "proxy" && container == "sidecar1" && field == "resourcesExpr.limits.cpu" && value == "-0.6"
+        ),
+        "{error}"
+    );
 
-    let no_target = policy_set(json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^db$",
-        "resourcesExpr": {"limits": {"cpu": "cpu"}}}));
+    let no_target = policy_set(
+        json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^db$",
+        "resourcesExpr": {"limits": {"cpu": "cpu"}}}),
+    );
     assert!(matches!(
         try_inject(&pod, &no_target).unwrap_err(),
         Error::ResourcesPolicy { source: PolicyError::NoTarget(pattern), .. } if pattern == "^db$"
@@ -325,7 +358,8 @@ fn sidecars_without_a_policy_keep_their_resources() {
 
 #[test]
 fn validation_rules_of_the_sidecarset_webhook() {
-    let policy = json!({"targetContainersMode": "sum", "resourcesExpr": {"limits": {"cpu": "cpu*50%"}}});
+    let policy =
+        json!({"targetContainersMode": "sum", "resourcesExpr": {"limits": {"cpu": "cpu*50%"}}});
     let build = |containers: Value, init: Value| {
         sidecarset(json!({
             "metadata": {"name": "s"},
@@ -351,7 +385,10 @@ fn validation_rules_of_the_sidecarset_webhook() {
     );
     assert_eq!(
         errors(&conflict),
-        [("spec.containers[0]".to_owned(), PolicyError::ResourcesConflict)]
+        [(
+            "spec.containers[0]".to_owned(),
+            PolicyError::ResourcesConflict
+        )]
     );
     // A plain init container.
     let plain_init = build(
@@ -360,7 +397,10 @@ fn validation_rules_of_the_sidecarset_webhook() {
     );
     assert_eq!(
         errors(&plain_init),
-        [("spec.initContainers[0]".to_owned(), PolicyError::PlainInitContainer)]
+        [(
+            "spec.initContainers[0]".to_owned(),
+            PolicyError::PlainInitContainer
+        )]
     );
     // Unknown mode, bad regex, bad expressions (the other resource's variable, a syntax error).
     let bad = build(
