@@ -309,11 +309,11 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
     }
     pieces.annotations.insert(
         keys::HASH_ANNOTATION.to_owned(),
-        records::to_annotation_value(&hashes),
+        records::hash_annotation_value(&hashes),
     );
     pieces.annotations.insert(
         keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
-        records::to_annotation_value(&hashes_without_image),
+        records::hash_annotation_value(&hashes_without_image),
     );
     pieces.annotations.insert(
         keys::INJECTED_LIST_ANNOTATION.to_owned(),
