@@ -98,6 +98,6 @@ pub enum Error {
         container: String,
         /// What is wrong (for an expression: the field and the expression).
         #[source]
-        source: crate::resources_policy::PolicyError,
+        source: Box<crate::resources_policy::PolicyError>,
     },
 }

@@ -15,6 +15,8 @@
 //!
 //! [`validate`] holds the SidecarSet webhook's rules for the field.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::{Container, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kruise_api::apps::v1beta1::{
@@ -107,7 +109,7 @@ pub fn sidecar_resources(
     let wrap = |source| Error::ResourcesPolicy {
         sidecarset: name_of(sidecarset).to_owned(),
         container: sidecar.container.name.clone(),
-        source,
+        source: Box::new(source),
     };
     compute(policy, &sidecar.container, pod_containers)
         .map(Some)
@@ -171,7 +173,7 @@ fn compute(
         }
     }
     for map in [&mut resources.limits, &mut resources.requests] {
-        if map.as_ref().is_some_and(|map| map.is_empty()) {
+        if map.as_ref().is_some_and(BTreeMap::is_empty) {
             *map = None;
         }
     }
@@ -294,9 +296,8 @@ pub fn validate(sidecarset: &SidecarSet) -> Vec<Violation> {
 }
 
 fn has_resources(resources: &ResourceRequirements) -> bool {
-    let non_empty = |map: &Option<std::collections::BTreeMap<String, Quantity>>| {
-        map.as_ref().is_some_and(|map| !map.is_empty())
-    };
+    let non_empty =
+        |map: &Option<BTreeMap<String, Quantity>>| map.as_ref().is_some_and(|map| !map.is_empty());
     non_empty(&resources.limits)
         || non_empty(&resources.requests)
         || resources

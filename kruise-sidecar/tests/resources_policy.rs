@@ -4,7 +4,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value
 )]
 
 mod support;
@@ -282,40 +283,56 @@ fn injection_errors_name_the_sidecarset_container_field_and_expression() {
         json!({"targetContainersMode": "max", "targetContainersNameRegex": "^large",
         "resourcesExpr": {"limits": {"cpu": "cpu - 1"}}}),
     );
-    let error = try_inject(&pod, &negative).unwrap_err();
+    let (sidecarset, container, source) = policy_error(try_inject(&pod, &negative).unwrap_err());
+    assert_eq!(
+        (sidecarset.as_str(), container.as_str()),
+        ("proxy", "sidecar1")
+    );
     assert!(
         matches!(
-            &error,
-            Error::ResourcesPolicy { sidecarset, container, source: PolicyError::Expression { field, source: ExpressionError::Negative(value), .. } }
-                if sidecarset == "proxy" && container == "sidecar1" && field == "resourcesExpr.limits.cpu" && value == "-0.6"
+            &source,
+            PolicyError::Expression { field, source: ExpressionError::Negative(value), .. }
+                if field == "resourcesExpr.limits.cpu" && value == "-0.6"
         ),
-        "{error}"
+        "{source}"
     );
 
     let no_target = policy_set(
         json!({"targetContainersMode": "sum", "targetContainersNameRegex": "^db$",
         "resourcesExpr": {"limits": {"cpu": "cpu"}}}),
     );
-    assert!(matches!(
-        try_inject(&pod, &no_target).unwrap_err(),
-        Error::ResourcesPolicy { source: PolicyError::NoTarget(pattern), .. } if pattern == "^db$"
-    ));
+    assert_eq!(
+        policy_error(try_inject(&pod, &no_target).unwrap_err()).2,
+        PolicyError::NoTarget("^db$".into())
+    );
 
     let bad_mode = policy_set(json!({"targetContainersMode": "avg",
         "resourcesExpr": {"limits": {"cpu": "cpu"}}}));
-    assert!(matches!(
-        try_inject(&pod, &bad_mode).unwrap_err(),
-        Error::ResourcesPolicy { source: PolicyError::Mode(mode), .. } if mode == "avg"
-    ));
+    assert_eq!(
+        policy_error(try_inject(&pod, &bad_mode).unwrap_err()).2,
+        PolicyError::Mode("avg".into())
+    );
 
     let bad_target = pod_with_cpu_limit("lots");
     let set = policy_set(json!({"targetContainersMode": "sum",
         "resourcesExpr": {"limits": {"cpu": "cpu"}}}));
     assert!(matches!(
-        try_inject(&bad_target, &set).unwrap_err(),
-        Error::ResourcesPolicy { source: PolicyError::TargetQuantity { container, field, .. }, .. }
+        policy_error(try_inject(&bad_target, &set).unwrap_err()).2,
+        PolicyError::TargetQuantity { container, field, .. }
             if container == "app" && field == "limits.cpu"
     ));
+}
+
+/// SidecarSet, container and cause of a `resourcesPolicy` error.
+fn policy_error(error: Error) -> (String, String, PolicyError) {
+    match error {
+        Error::ResourcesPolicy {
+            sidecarset,
+            container,
+            source,
+        } => (sidecarset, container, *source),
+        other => panic!("not a resourcesPolicy error: {other}"),
+    }
 }
 
 fn pod_with_cpu_limit(cpu: &str) -> Pod {
