@@ -10,7 +10,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
-use kruise_sidecar::{InjectRequest, Options, SeededChance, inject};
+use kruise_sidecar::{InjectRequest, Options, SeededChance, inject, inject_json};
 
 fn sidecarsets() -> Vec<SidecarSet> {
     let specs = [
@@ -83,6 +83,21 @@ fn bench(c: &mut Criterion) {
                 options: Options::default(),
             };
             black_box(inject(&request, &mut SeededChance::new(1)))
+        });
+    });
+    // What a webhook sends: the same injection with the patch written as JSON text.
+    group.bench_function("inject_two_sidecarsets_json_patch", |b| {
+        b.iter(|| {
+            let request = InjectRequest {
+                pod: black_box(&pod),
+                old_pod: None,
+                sidecarsets: &sets,
+                revisions: &[],
+                namespace_labels: None,
+                now,
+                options: Options::default(),
+            };
+            black_box(inject_json(&request, &mut SeededChance::new(1)))
         });
     });
     group.bench_function("baseline_pod_serde_roundtrip", |b| {

@@ -157,6 +157,29 @@ impl Quantity {
         Some(format!("{mantissa}{suffix}"))
     }
 
+    /// The value in nano units (`"1"` is `1_000_000_000`); exact, since parsing rounds up to nano units. `None`
+    /// when it does not fit 128 bits.
+    #[must_use]
+    pub fn to_nanos(&self) -> Option<i128> {
+        let shift = self.exponent - NANO;
+        if shift >= 0 {
+            scale_up(self.mantissa, shift)
+        } else {
+            let divisor = scale_up(1, -shift)?;
+            Some(self.mantissa / divisor)
+        }
+    }
+
+    /// A quantity of `nanos` nano units written in `format`.
+    #[must_use]
+    pub fn from_nanos(nanos: i128, format: Format) -> Self {
+        Self {
+            mantissa: nanos,
+            exponent: NANO,
+            format,
+        }
+    }
+
     fn from_int(value: i128) -> Self {
         Self {
             mantissa: value,

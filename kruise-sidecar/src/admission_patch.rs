@@ -17,8 +17,87 @@ fn pointer(tokens: &[&str]) -> PointerBuf {
     PointerBuf::from_tokens(tokens.iter().copied())
 }
 
-fn to_value<T: Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
+/// The kind of an RFC 6902 operation injection writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Add,
+    Replace,
+    Remove,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Replace => "replace",
+            Self::Remove => "remove",
+        }
+    }
+}
+
+/// Where the operations go: typed [`PatchOperation`]s, or JSON text written straight from the typed values.
+trait Sink {
+    fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>);
+}
+
+impl Sink for Vec<PatchOperation> {
+    fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>) {
+        let path = pointer(path);
+        let value = || {
+            value.map_or(Value::Null, |v| {
+                serde_json::to_value(v).unwrap_or(Value::Null)
+            })
+        };
+        self.push(match kind {
+            Kind::Add => PatchOperation::Add(AddOperation {
+                path,
+                value: value(),
+            }),
+            Kind::Replace => PatchOperation::Replace(ReplaceOperation {
+                path,
+                value: value(),
+            }),
+            Kind::Remove => PatchOperation::Remove(RemoveOperation { path }),
+        });
+    }
+}
+
+/// The patch as JSON text, the way `serde_json` writes a [`Patch`] (object keys of values in field order).
+struct JsonSink {
+    out: Vec<u8>,
+}
+
+impl Sink for JsonSink {
+    fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>) {
+        self.out.push(if self.out.len() > 1 { b',' } else { b'[' });
+        self.out.extend_from_slice(b"{\"op\":\"");
+        self.out.extend_from_slice(kind.as_str().as_bytes());
+        self.out.extend_from_slice(b"\",\"path\":\"");
+        for token in path {
+            self.out.push(b'/');
+            for byte in token.bytes() {
+                match byte {
+                    b'~' => self.out.extend_from_slice(b"~0"),
+                    b'/' => self.out.extend_from_slice(b"~1"),
+                    b'"' => self.out.extend_from_slice(b"\\\""),
+                    b'\\' => self.out.extend_from_slice(b"\\\\"),
+                    control if control < 0x20 => {
+                        self.out
+                            .extend_from_slice(format!("\\u{control:04x}").as_bytes());
+                    }
+                    other => self.out.push(other),
+                }
+            }
+        }
+        self.out.push(b'"');
+        if let Some(value) = value {
+            self.out.extend_from_slice(b",\"value\":");
+            if serde_json::to_writer(&mut self.out, value).is_err() {
+                self.out.extend_from_slice(b"null");
+            }
+        }
+        self.out.push(b'}');
+    }
 }
 
 /// Something with a name that identifies it in its list.
@@ -58,8 +137,8 @@ fn original_offset<T: Named>(before: &[T], after: &[T]) -> Option<usize> {
 /// Operations for one list of the spec. Injection keeps the pod's items in order (replacing some in place)
 /// and adds items before and after them, so only the added and replaced items are written; any other change
 /// replaces the whole list.
-fn list_ops<T: Serialize + PartialEq + Named>(
-    ops: &mut Vec<PatchOperation>,
+fn list_ops<T: Serialize + PartialEq + Named, S: Sink>(
+    ops: &mut S,
     field: &str,
     before: Option<&Vec<T>>,
     after: Option<&Vec<T>>,
@@ -69,51 +148,35 @@ fn list_ops<T: Serialize + PartialEq + Named>(
     }
     let (before, after) = match (before, after) {
         (_, None) => {
-            ops.push(PatchOperation::Remove(RemoveOperation {
-                path: pointer(&["spec", field]),
-            }));
+            ops.push::<Value>(Kind::Remove, &["spec", field], None);
             return;
         }
         (None, Some(list)) => {
-            ops.push(PatchOperation::Add(AddOperation {
-                path: pointer(&["spec", field]),
-                value: to_value(list),
-            }));
+            ops.push(Kind::Add, &["spec", field], Some(list));
             return;
         }
         (Some(before), Some(after)) => (before, after),
     };
     let Some(offset) = original_offset(before, after) else {
-        ops.push(PatchOperation::Replace(ReplaceOperation {
-            path: pointer(&["spec", field]),
-            value: to_value(after),
-        }));
+        ops.push(Kind::Replace, &["spec", field], Some(after));
         return;
     };
     for (index, item) in after.iter().take(offset).enumerate() {
-        ops.push(PatchOperation::Add(AddOperation {
-            path: pointer(&["spec", field, &index.to_string()]),
-            value: to_value(item),
-        }));
+        ops.push(Kind::Add, &["spec", field, &index.to_string()], Some(item));
     }
     for (index, (old, new)) in before.iter().zip(after.iter().skip(offset)).enumerate() {
         if old != new {
-            ops.push(PatchOperation::Replace(ReplaceOperation {
-                path: pointer(&["spec", field, &(offset + index).to_string()]),
-                value: to_value(new),
-            }));
+            let at = (offset + index).to_string();
+            ops.push(Kind::Replace, &["spec", field, &at], Some(new));
         }
     }
     for item in after.iter().skip(offset + before.len()) {
-        ops.push(PatchOperation::Add(AddOperation {
-            path: pointer(&["spec", field, "-"]),
-            value: to_value(item),
-        }));
+        ops.push(Kind::Add, &["spec", field, "-"], Some(item));
     }
 }
 
-fn annotation_ops(
-    ops: &mut Vec<PatchOperation>,
+fn annotation_ops<S: Sink>(
+    ops: &mut S,
     before: Option<&BTreeMap<String, String>>,
     after: Option<&BTreeMap<String, String>>,
 ) {
@@ -121,36 +184,56 @@ fn annotation_ops(
         return;
     }
     let Some(after) = after else {
-        ops.push(PatchOperation::Remove(RemoveOperation {
-            path: pointer(&["metadata", "annotations"]),
-        }));
+        ops.push::<Value>(Kind::Remove, &["metadata", "annotations"], None);
         return;
     };
     let Some(before) = before else {
-        ops.push(PatchOperation::Add(AddOperation {
-            path: pointer(&["metadata", "annotations"]),
-            value: to_value(after),
-        }));
+        ops.push(Kind::Add, &["metadata", "annotations"], Some(after));
         return;
     };
     for (key, value) in after {
-        let path = pointer(&["metadata", "annotations", key]);
+        let path = ["metadata", "annotations", key.as_str()];
         match before.get(key) {
-            None => ops.push(PatchOperation::Add(AddOperation {
-                path,
-                value: Value::String(value.clone()),
-            })),
-            Some(old) if old != value => ops.push(PatchOperation::Replace(ReplaceOperation {
-                path,
-                value: Value::String(value.clone()),
-            })),
+            None => ops.push(Kind::Add, &path, Some(value.as_str())),
+            Some(old) if old != value => ops.push(Kind::Replace, &path, Some(value.as_str())),
             Some(_) => {}
         }
     }
     for key in before.keys().filter(|key| !after.contains_key(*key)) {
-        ops.push(PatchOperation::Remove(RemoveOperation {
-            path: pointer(&["metadata", "annotations", key]),
-        }));
+        ops.push::<Value>(Kind::Remove, &["metadata", "annotations", key], None);
+    }
+}
+
+fn write_ops<S: Sink>(ops: &mut S, before: &Pod, after: &Pod) {
+    annotation_ops(
+        ops,
+        before.metadata.annotations.as_ref(),
+        after.metadata.annotations.as_ref(),
+    );
+    match (before.spec.as_ref(), after.spec.as_ref()) {
+        (None, Some(spec)) => ops.push(Kind::Add, &["spec"], Some(spec)),
+        (Some(old), Some(new)) => {
+            list_ops(
+                ops,
+                "initContainers",
+                old.init_containers.as_ref(),
+                new.init_containers.as_ref(),
+            );
+            list_ops(
+                ops,
+                "containers",
+                Some(&old.containers),
+                Some(&new.containers),
+            );
+            list_ops(ops, "volumes", old.volumes.as_ref(), new.volumes.as_ref());
+            list_ops(
+                ops,
+                "imagePullSecrets",
+                old.image_pull_secrets.as_ref(),
+                new.image_pull_secrets.as_ref(),
+            );
+        }
+        _ => {}
     }
 }
 
@@ -159,43 +242,22 @@ fn annotation_ops(
 #[must_use]
 pub fn injection_patch(before: &Pod, after: &Pod) -> Patch {
     let mut ops = Vec::new();
-    annotation_ops(
-        &mut ops,
-        before.metadata.annotations.as_ref(),
-        after.metadata.annotations.as_ref(),
-    );
-    match (before.spec.as_ref(), after.spec.as_ref()) {
-        (None, Some(spec)) => ops.push(PatchOperation::Add(AddOperation {
-            path: pointer(&["spec"]),
-            value: to_value(spec),
-        })),
-        (Some(old), Some(new)) => {
-            list_ops(
-                &mut ops,
-                "initContainers",
-                old.init_containers.as_ref(),
-                new.init_containers.as_ref(),
-            );
-            list_ops(
-                &mut ops,
-                "containers",
-                Some(&old.containers),
-                Some(&new.containers),
-            );
-            list_ops(
-                &mut ops,
-                "volumes",
-                old.volumes.as_ref(),
-                new.volumes.as_ref(),
-            );
-            list_ops(
-                &mut ops,
-                "imagePullSecrets",
-                old.image_pull_secrets.as_ref(),
-                new.image_pull_secrets.as_ref(),
-            );
-        }
-        _ => {}
-    }
+    write_ops(&mut ops, before, after);
     Patch(ops)
+}
+
+/// The same patch as [`injection_patch`], as the JSON text of an admission response's `patch` (before base64),
+/// written straight from the typed values without building `serde_json::Value` trees; `[]` when nothing
+/// changed. Objects inside values keep the types' field order instead of `Value`'s sorted keys.
+#[must_use]
+pub fn injection_patch_json(before: &Pod, after: &Pod) -> String {
+    let mut sink = JsonSink {
+        out: Vec::with_capacity(4096),
+    };
+    write_ops(&mut sink, before, after);
+    if sink.out.is_empty() {
+        sink.out.push(b'[');
+    }
+    sink.out.push(b']');
+    String::from_utf8(sink.out).unwrap_or_default()
 }

@@ -89,4 +89,15 @@ pub enum Error {
         #[source]
         source: GoJsonError,
     },
+    /// A sidecar's `resourcesPolicy` cannot be applied to the pod.
+    #[error("SidecarSet {sidecarset}: container {container}: resourcesPolicy: {source}")]
+    ResourcesPolicy {
+        /// The SidecarSet.
+        sidecarset: String,
+        /// The sidecar container.
+        container: String,
+        /// What is wrong (for an expression: the field and the expression).
+        #[source]
+        source: Box<crate::resources_policy::PolicyError>,
+    },
 }

@@ -55,6 +55,8 @@ pub mod options;
 pub mod plan;
 pub mod random;
 pub mod records;
+pub mod resource_expression;
+pub mod resources_policy;
 pub mod revision;
 pub mod shared_volumes;
 pub mod status;
@@ -62,7 +64,9 @@ pub mod transfer_env;
 pub mod upgrade;
 
 pub use error::Error;
-pub use inject::{InjectRequest, Injection, inject, inject_sidecarsets};
+pub use inject::{
+    InjectRequest, Injection, JsonInjection, inject, inject_json, inject_sidecarsets,
+};
 pub use options::{FeatureGateError, Options};
 pub use plan::{Plan, PlanInput, PodAction, Reason, Step, plan};
 pub use random::{Chance, FixedChance, SeededChance};

@@ -124,6 +124,58 @@ pub fn to_annotation_value<T: serde::Serialize>(value: &T) -> String {
     kruise_inplace::go_json::to_string_like_go(value)
 }
 
+/// The value of a hash annotation, byte for byte what [`to_annotation_value`] writes for the map, written
+/// directly (each distinct timestamp is formatted once).
+#[must_use]
+pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
+    use kruise_inplace::go_json::write_str;
+    let mut out = String::with_capacity(256 * entries.len().max(1));
+    let mut last_time: Option<(&Time, String)> = None;
+    out.push('{');
+    for (index, (name, entry)) in entries.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        write_str(&mut out, name);
+        out.push_str(":{\"updateTimestamp\":");
+        match &entry.update_timestamp {
+            None => out.push_str("null"),
+            Some(time) => {
+                let text = match &last_time {
+                    Some((known, text)) if *known == time => text.clone(),
+                    _ => {
+                        let text = to_annotation_value(time);
+                        last_time = Some((time, text.clone()));
+                        text
+                    }
+                };
+                out.push_str(&text);
+            }
+        }
+        out.push_str(",\"hash\":");
+        write_str(&mut out, &entry.hash);
+        out.push_str(",\"sidecarSetName\":");
+        write_str(&mut out, &entry.sidecar_set_name);
+        out.push_str(",\"sidecarList\":");
+        if entry.sidecar_list.is_empty() {
+            out.push_str("[]");
+        } else {
+            for (position, sidecar) in entry.sidecar_list.iter().enumerate() {
+                out.push(if position == 0 { '[' } else { ',' });
+                write_str(&mut out, sidecar);
+            }
+            out.push(']');
+        }
+        if !entry.controller_revision.is_empty() {
+            out.push_str(",\"controllerRevision\":");
+            write_str(&mut out, &entry.controller_revision);
+        }
+        out.push('}');
+    }
+    out.push('}');
+    out
+}
+
 /// Sets a pod annotation.
 pub fn set_annotation(pod: &mut Pod, key: &str, value: String) {
     pod.metadata
@@ -174,6 +226,33 @@ mod tests {
         let legacy = pod(&[(keys::HASH_WITHOUT_IMAGE_ANNOTATION, r#"{"s":"h2"}"#)]);
         assert_eq!(recorded_hash_without_image(&legacy, "s"), "h2");
         assert_eq!(recorded_hash(&legacy, "s"), "");
+    }
+
+    #[test]
+    fn hash_annotation_value_is_the_serde_encoding() {
+        let time = to_time("2024-05-01T10:00:00Z".parse().unwrap());
+        let other = to_time("2023-01-02T03:04:05Z".parse().unwrap());
+        let entry =
+            |name: &str, time: Option<&Time>, list: &[&str], revision: &str| SidecarSetHashEntry {
+                update_timestamp: time.cloned(),
+                hash: format!("h<{name}>&\"x\"\u{2028}"),
+                sidecar_set_name: name.to_owned(),
+                sidecar_list: list.iter().map(|s| (*s).to_owned()).collect(),
+                controller_revision: revision.to_owned(),
+            };
+        let mut entries = SidecarSetHashes::new();
+        assert_eq!(
+            hash_annotation_value(&entries),
+            to_annotation_value(&entries)
+        );
+        entries.insert("a".into(), entry("a", Some(&time), &["c1", "c2"], "a-1"));
+        entries.insert("b<".into(), entry("b<", None, &[], ""));
+        entries.insert("c".into(), entry("c", Some(&other), &["x"], ""));
+        entries.insert("d".into(), entry("d", Some(&time), &["y\n"], "d-7"));
+        assert_eq!(
+            hash_annotation_value(&entries),
+            to_annotation_value(&entries)
+        );
     }
 
     #[test]
