@@ -64,6 +64,7 @@ use crate::webhook::cert_secret::{self, CertSecretError};
 use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
 use crate::webhook::readiness_gates::GateOptions;
 use crate::webhook::server;
+use crate::webhook::sidecarset_injection::SidecarSetStores;
 use crate::webhook::tls::{self, TlsError, TlsMaterial};
 
 /// Why the manager stopped with an error.
@@ -324,6 +325,11 @@ async fn start_webhook(
         gates: GateOptions {
             kruise_pod_ready_for_all_pods: options.feature_gates.kruise_pod_readiness_gate,
         },
+        sidecarsets: Some(SidecarSetStores::start(
+            client,
+            &options.namespace,
+            &stopped,
+        )),
     };
     let app = server::router(
         mutator,
