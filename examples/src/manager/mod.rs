@@ -40,6 +40,7 @@ pub mod metrics;
 pub mod options;
 pub mod owner_index;
 pub mod pod_readiness;
+pub mod sidecarset;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

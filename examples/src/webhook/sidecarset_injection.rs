@@ -28,6 +28,7 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_api::defaults::ApplyDefaults;
 use kruise_api::keys::sidecarset::NAME_LABEL;
 use kruise_sidecar::matching::{is_active_pod, pod_matches, pod_namespace};
 use kruise_sidecar::{InjectRequest, Injection, Options, SeededChance};
@@ -156,7 +157,12 @@ impl SidecarSetStores {
             .iter()
             .filter(|set| !set.spec.injection_strategy.paused)
             .filter(|set| pod_matches(set, pod, labels).unwrap_or(true))
-            .map(|set| set.as_ref().clone())
+            .map(|set| {
+                // As upstream's SidecarSet webhook would have stored it (this manager has none).
+                let mut defaulted = set.as_ref().clone();
+                defaulted.apply_defaults();
+                defaulted
+            })
             .collect();
         if candidates.is_empty() {
             return Ok(unchanged());
