@@ -28,6 +28,7 @@ mod jobs;
 mod leader;
 mod node_agents;
 mod sidecar_terminator;
+mod sidecarset;
 mod simulator;
 mod support;
 mod webhook;
@@ -106,6 +107,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
             c,
         ))
+    }),
+    ("sidecarset_injects_and_upgrades_in_place", |c| {
+        Box::pin(sidecarset::sidecarset_injects_and_upgrades_in_place(c))
     }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))
