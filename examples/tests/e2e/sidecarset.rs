@@ -3,7 +3,8 @@
 //! the log volume, another pod nothing; changing the SidecarSet's image upgrades the sidecar in place
 //! (same pods, the app container untouched, the sidecar restarted by the simulator), holding back
 //! `partition` pods and never with more than `maxUnavailable` pods unavailable (checked on every watch
-//! event); lowering the partition finishes the rollout.
+//! event); lowering the partition finishes the rollout; a canary `updateStrategy.selector` upgrades only
+//! the pods it selects until it is removed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -380,5 +381,45 @@ async fn demo(client: &Client, metrics_port: u16) -> Result<()> {
     );
     let other = pods(client).get("other").await?;
     ensure!(container_names(&other) == ["main"], "the other pod changed");
-    Ok(())
+    canary(client).await
+}
+
+/// A canary: `updateStrategy.selector` picks the pods to upgrade; removing it upgrades the rest.
+async fn canary(client: &Client) -> Result<()> {
+    pods(client)
+        .patch(
+            "web-1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"canary": "true"}}})),
+        )
+        .await?;
+    sidecarsets(client)
+        .patch(
+            SIDECARSET,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {
+                "updateStrategy": {"selector": {"matchLabels": {"canary": "true"}}},
+                "containers": [{"name": "sidecar1", "image": "busybox:1.37",
+                    "command": ["sleep", "999d"],
+                    "volumeMounts": [{"name": "log-volume", "mountPath": "/var/log"}]}]}})),
+        )
+        .await?;
+    wait_status(client, (3, 1, 3)).await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let upgraded: Vec<String> = pods(client)
+        .list(&ListParams::default().labels("app=nginx"))
+        .await?
+        .iter()
+        .filter(|p| spec_image(p, "sidecar1") == Some("busybox:1.37"))
+        .map(ResourceExt::name_any)
+        .collect();
+    ensure!(upgraded == ["web-1"], "canary upgraded {upgraded:?}");
+    sidecarsets(client)
+        .patch(
+            SIDECARSET,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"updateStrategy": {"selector": null}}})),
+        )
+        .await?;
+    wait_status(client, (3, 3, 3)).await
 }
