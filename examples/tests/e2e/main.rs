@@ -111,6 +111,11 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("sidecarset_injects_and_upgrades_in_place", |c| {
         Box::pin(sidecarset::sidecarset_injects_and_upgrades_in_place(c))
     }),
+    ("sidecarset_hot_upgrade_keeps_a_working_sidecar", |c| {
+        Box::pin(sidecarset::sidecarset_hot_upgrade_keeps_a_working_sidecar(
+            c,
+        ))
+    }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))
     }),

@@ -4,9 +4,13 @@
 //! (same pods, the app container untouched, the sidecar restarted by the simulator), holding back
 //! `partition` pods and never with more than `maxUnavailable` pods unavailable (checked on every watch
 //! event); lowering the partition finishes the rollout; a canary `updateStrategy.selector` upgrades only
-//! the pods it selects until it is removed.
+//! the pods it selects until it is removed. Hot upgrade (`sidecar-1` / `sidecar-2` of the seeds): every
+//! observed state of the pod keeps a ready sidecar on a real image through upgrade, migration and reset,
+//! and it ends with `sidecar-2` working on v2 and `sidecar-1` idle on the empty image.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -27,16 +31,41 @@ use crate::support::{Cluster, Process, free_port, http_get, wait_for};
 const NAMESPACE: &str = "e2e-sidecarset";
 const MANAGER_NAMESPACE: &str = "e2e-sidecarset-system";
 const SIDECARSET: &str = "test-sidecarset";
+const HOT_NAMESPACE: &str = "e2e-sidecarset-hot";
+const HOT_SIDECARSET: &str = "hotupgrade-sidecarset";
 const WAIT: Duration = Duration::from_secs(60);
 
+type Body = for<'a> fn(&'a Client, u16) -> Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
+
 pub async fn sidecarset_injects_and_upgrades_in_place(cluster: &Cluster) -> Result<()> {
+    with_manager(cluster, NAMESPACE, SIDECARSET, |client, port| {
+        Box::pin(demo(client, port))
+    })
+    .await
+}
+
+pub async fn sidecarset_hot_upgrade_keeps_a_working_sidecar(cluster: &Cluster) -> Result<()> {
+    with_manager(cluster, HOT_NAMESPACE, HOT_SIDECARSET, |client, port| {
+        Box::pin(hot_upgrade(client, port))
+    })
+    .await
+}
+
+/// Runs `body` with the simulator for `namespace` and kruise-manager (webhook and controllers), then
+/// deletes the SidecarSet and the namespace's pods.
+async fn with_manager(
+    cluster: &Cluster,
+    namespace: &str,
+    sidecarset: &str,
+    body: Body,
+) -> Result<()> {
     if cluster.external {
         eprintln!(
             "    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on loopback)"
         );
         return Ok(());
     }
-    let env = Env::without_manager(cluster, NAMESPACE).await?;
+    let env = Env::without_manager(cluster, namespace).await?;
     let (metrics_port, webhook_port) = (free_port()?, free_port()?);
     let args: Vec<String> = vec![
         format!("--namespace={MANAGER_NAMESPACE}"),
@@ -47,16 +76,16 @@ pub async fn sidecarset_injects_and_upgrades_in_place(cluster: &Cluster) -> Resu
         format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
         format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
         format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
-        format!("--cloneset-namespace={NAMESPACE}"),
+        format!("--cloneset-namespace={namespace}"),
     ];
     let mut manager = Process::spawn(
         env!("CARGO_BIN_EXE_kruise-manager"),
         &args,
         &cluster.kubeconfig,
-        cluster.log("manager-sidecarset"),
+        cluster.log(&format!("manager-{namespace}")),
     )?;
-    let result = demo(&env.client, metrics_port).await;
-    let cleaned = cleanup(&env.client).await;
+    let result = body(&env.client, metrics_port).await;
+    let cleaned = cleanup(&env.client, namespace, sidecarset).await;
     let stopped = manager.terminate(Duration::from_secs(15)).await;
     let env_stopped = env.stop().await;
     let result = result
@@ -74,11 +103,11 @@ fn pods(client: &Client) -> Api<Pod> {
     Api::namespaced(client.clone(), NAMESPACE)
 }
 
-async fn cleanup(client: &Client) -> Result<()> {
+async fn cleanup(client: &Client, namespace: &str, sidecarset: &str) -> Result<()> {
     let _ = sidecarsets(client)
-        .delete(SIDECARSET, &DeleteParams::default())
+        .delete(sidecarset, &DeleteParams::default())
         .await;
-    pods(client)
+    Api::<Pod>::namespaced(client.clone(), namespace)
         .delete_collection(
             &DeleteParams::default().grace_period(0),
             &ListParams::default(),
@@ -187,7 +216,7 @@ impl Unavailability {
     }
 }
 
-async fn demo(client: &Client, metrics_port: u16) -> Result<()> {
+async fn wait_for_manager(client: &Client, metrics_port: u16) -> Result<()> {
     wait_for(
         "kruise-manager /readyz",
         Duration::from_secs(90),
@@ -207,7 +236,11 @@ async fn demo(client: &Client, metrics_port: u16) -> Result<()> {
             .ok()
             .map(|_| ()))
     })
-    .await?;
+    .await
+}
+
+async fn demo(client: &Client, metrics_port: u16) -> Result<()> {
+    wait_for_manager(client, metrics_port).await?;
     // The demo's SidecarSet (seeds: sidecarset tutorial), with a rolling budget.
     let sidecarset: SidecarSet = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
@@ -422,4 +455,176 @@ async fn canary(client: &Client) -> Result<()> {
         )
         .await?;
     wait_status(client, (3, 3, 3)).await
+}
+
+const SIDECAR_V1: &str = "openkruise/hotupgrade-sample:sidecarv1";
+const SIDECAR_V2: &str = "openkruise/hotupgrade-sample:sidecarv2";
+const EMPTY: &str = "openkruise/hotupgrade-sample:empty";
+
+/// `(name, running image, ready)` of the hot-upgrade pair, from the pod's status.
+fn pair(pod: &Pod) -> Vec<(String, String, bool)> {
+    pod.status
+        .iter()
+        .flat_map(|status| status.container_statuses.iter().flatten())
+        .filter(|status| status.name.starts_with("sidecar-"))
+        .map(|status| (status.name.clone(), status.image.clone(), status.ready))
+        .collect()
+}
+
+/// A sidecar container that runs a real (non-empty) image and is ready.
+fn working(pod: &Pod) -> usize {
+    pair(pod)
+        .iter()
+        .filter(|(_, image, ready)| *ready && image != EMPTY)
+        .count()
+}
+
+/// The hot-upgrade demo of the seeds: `sidecar-1` / `sidecar-2`, upgrade to v2, migration, reset.
+async fn hot_upgrade(client: &Client, metrics_port: u16) -> Result<()> {
+    wait_for_manager(client, metrics_port).await?;
+    let hot_pods: Api<Pod> = Api::namespaced(client.clone(), HOT_NAMESPACE);
+    let container = |image: &str| {
+        json!([{"name": "sidecar", "image": image, "command": ["sleep", "999d"],
+            "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": EMPTY}}])
+    };
+    let sidecarset: SidecarSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+        "metadata": {"name": HOT_SIDECARSET},
+        "spec": {
+            "selector": {"matchLabels": {"app": "hotupgrade"}},
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": HOT_NAMESPACE}},
+            "containers": container(SIDECAR_V1),
+        }
+    }))?;
+    sidecarsets(client)
+        .create(&PostParams::default(), &sidecarset)
+        .await?;
+    let mut object = pod("busybox", "hotupgrade");
+    object["metadata"]["namespace"] = json!(HOT_NAMESPACE);
+    wait_for(
+        "the webhook to inject the hot-upgrade pair",
+        WAIT,
+        || async {
+            let created: Pod = hot_pods
+                .create(
+                    &PostParams {
+                        dry_run: true,
+                        ..PostParams::default()
+                    },
+                    &serde_json::from_value(object.clone())?,
+                )
+                .await?;
+            Ok(container_names(&created)
+                .contains(&"sidecar-1".to_owned())
+                .then_some(()))
+        },
+    )
+    .await?;
+    let created = hot_pods
+        .create(&PostParams::default(), &serde_json::from_value(object)?)
+        .await?;
+    ensure!(
+        container_names(&created) == ["sidecar-1", "sidecar-2", "main"],
+        "hot-upgrade containers {:?}",
+        container_names(&created)
+    );
+    wait_for("the pod to run sidecar-1", WAIT, || async {
+        let pod = hot_pods.get("busybox").await?;
+        Ok((is_ready(&pod) && working(&pod) == 1).then_some(()))
+    })
+    .await?;
+
+    // Every observed state keeps one working sidecar.
+    let lost = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(std::sync::Mutex::new(
+        Vec::<Vec<(String, String, bool)>>::new(),
+    ));
+    let watch = {
+        let (lost, seen) = (Arc::clone(&lost), Arc::clone(&seen));
+        let api = hot_pods.clone();
+        tokio::spawn(async move {
+            let config = watcher::Config::default().labels("app=hotupgrade");
+            let mut events = watcher(api, config)
+                .default_backoff()
+                .applied_objects()
+                .boxed();
+            while let Some(Ok(pod)) = events.next().await {
+                if working(&pod) == 0 {
+                    lost.fetch_add(1, Ordering::SeqCst);
+                }
+                if let Ok(mut seen) = seen.lock() {
+                    seen.push(pair(&pod));
+                }
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    sidecarsets(client)
+        .patch(
+            HOT_SIDECARSET,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"containers": container(SIDECAR_V2)}})),
+        )
+        .await?;
+    let done = wait_for("upgrade, migration and reset", WAIT, || async {
+        let pod = hot_pods.get("busybox").await?;
+        let mut images: Vec<(String, String)> = pair(&pod)
+            .into_iter()
+            .filter(|(_, _, ready)| *ready)
+            .map(|(name, image, _)| (image, name))
+            .collect();
+        images.sort();
+        let settled = images.len() == 2
+            && images.first().is_some_and(|(image, _)| image == EMPTY)
+            && images.get(1).is_some_and(|(image, _)| image == SIDECAR_V2);
+        Ok(settled.then_some(pod))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    watch.abort();
+    let last = hot_pods.get("busybox").await?;
+    let pod = done.with_context(|| {
+        format!(
+            "last pod: statuses {:?}, spec sidecar-1 {:?} sidecar-2 {:?}, annotations {:?}, conditions {:?}",
+            pair(&last),
+            spec_image(&last, "sidecar-1"),
+            spec_image(&last, "sidecar-2"),
+            last.annotations(),
+            last.status.as_ref().and_then(|s| s.conditions.clone())
+        )
+    })?;
+    let states = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    ensure!(
+        lost.load(Ordering::SeqCst) == 0,
+        "a state without a working sidecar was observed: {states:?}"
+    );
+    // Migration was observed: both sidecars working, the old on v1 and the new on v2.
+    let migrating = states.iter().any(|state| {
+        let ready = |image: &str| state.iter().any(|(_, i, ready)| *ready && i == image);
+        ready(SIDECAR_V1) && ready(SIDECAR_V2)
+    });
+    ensure!(migrating, "no migration state observed: {states:?}");
+    let working_name = pod
+        .annotations()
+        .get("kruise.io/sidecarset-working-hotupgrade-container")
+        .cloned()
+        .unwrap_or_default();
+    ensure!(
+        working_name.contains("sidecar-2"),
+        "the working container is not sidecar-2: {working_name}"
+    );
+    ensure!(
+        spec_image(&pod, "sidecar-1") == Some(EMPTY)
+            && spec_image(&pod, "sidecar-2") == Some(SIDECAR_V2),
+        "final images sidecar-1 {:?}, sidecar-2 {:?}",
+        spec_image(&pod, "sidecar-1"),
+        spec_image(&pod, "sidecar-2")
+    );
+    ensure!(
+        running(&pod, "main")
+            .is_some_and(|(image, restarts, _)| image == "nginx:1.25" && restarts == 0),
+        "the app container changed: {:?}",
+        running(&pod, "main")
+    );
+    Ok(())
 }
