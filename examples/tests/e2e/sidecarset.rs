@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -454,7 +455,55 @@ async fn canary(client: &Client) -> Result<()> {
             &Patch::Merge(json!({"spec": {"updateStrategy": {"selector": null}}})),
         )
         .await?;
-    wait_status(client, (3, 3, 3)).await
+    wait_status(client, (3, 3, 3)).await?;
+    historical_revision(client).await
+}
+
+/// `injectionStrategy.revision.revisionName`: new pods get the first revision (busybox:1.35), read by the
+/// webhook from its ControllerRevision store.
+async fn historical_revision(client: &Client) -> Result<()> {
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), MANAGER_NAMESPACE);
+    let mut own = revisions
+        .list(&ListParams::default().labels(&format!("kruise.io/sidecarset-name={SIDECARSET}")))
+        .await?
+        .items;
+    own.sort_by_key(|revision| revision.revision);
+    ensure!(own.len() == 3, "{} revisions for three specs", own.len());
+    let first = own.first().map(ResourceExt::name_any).unwrap_or_default();
+    sidecarsets(client)
+        .patch(
+            SIDECARSET,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"spec": {"injectionStrategy": {"revision": {"revisionName": first}}}}),
+            ),
+        )
+        .await?;
+    // The webhook's SidecarSet store follows the patch asynchronously: dry runs until it applies.
+    let probe = pod("web-3", "nginx");
+    let created = wait_for("a pod injected at the first revision", WAIT, || async {
+        let created: Pod = pods(client)
+            .create(
+                &PostParams {
+                    dry_run: true,
+                    ..PostParams::default()
+                },
+                &serde_json::from_value(probe.clone())?,
+            )
+            .await?;
+        Ok((spec_image(&created, "sidecar1") == Some("busybox:1.35")).then_some(created))
+    })
+    .await?;
+    let recorded = created
+        .annotations()
+        .get("kruise.io/sidecarset-hash")
+        .cloned()
+        .unwrap_or_default();
+    ensure!(
+        recorded.contains(&first),
+        "the pod does not record revision {first}: {recorded}"
+    );
+    Ok(())
 }
 
 const SIDECAR_V1: &str = "openkruise/hotupgrade-sample:sidecarv1";
