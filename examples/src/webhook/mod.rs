@@ -6,6 +6,7 @@
 //! * [`conversion`]: ConversionReview in, ConversionReview out (v1alpha1 <-> v1beta1 of every kind);
 //! * [`tls`]: the serving certificate (generated, or read from files) and rustls configuration;
 //! * [`sidecarset_injection`]: the SidecarSet stores and injection of pod CREATE;
+//! * [`sidecarset_validation`]: the SidecarSet validation rules (pure; not yet served);
 //! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert`;
 //! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions).
 
@@ -17,4 +18,5 @@ pub mod launch_priority;
 pub mod readiness_gates;
 pub mod server;
 pub mod sidecarset_injection;
+pub mod sidecarset_validation;
 pub mod tls;

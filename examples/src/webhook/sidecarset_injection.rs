@@ -237,6 +237,7 @@ where
 
 /// The seed and matching are pure; tests feed the stores directly.
 #[cfg(test)]
+#[allow(clippy::needless_pass_by_value)] // test fixtures take json! literals
 pub(crate) mod tests {
     use kube::runtime::watcher::Event;
     use serde_json::json;

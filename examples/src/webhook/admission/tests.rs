@@ -287,7 +287,7 @@ fn injection_gates_and_launch_priority_compose_into_one_patch() {
         .pod;
     let mut expected = serde_json::to_value(&injected).unwrap();
     let mut later = readiness_gates::patch(&injected, &GateOptions::default());
-    later.extend(launch_priority::patch(&injected, |prefix| prefix.to_owned()).unwrap());
+    later.extend(launch_priority::patch(&injected, ToOwned::to_owned).unwrap());
     let later: json_patch::Patch = serde_json::from_value(Value::Array(later)).unwrap();
     json_patch::patch(&mut expected, &later).unwrap();
     // Launch priority envs land on the containers of the injected pod: sidecar1 first.
