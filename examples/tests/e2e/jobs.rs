@@ -184,17 +184,28 @@ async fn round_trip(
     let back = serde_json::to_value(writer.get(&name).await?)?;
     contains(&back["spec"], &object["spec"], "spec")
         .with_context(|| format!("{kind} {name} read back as {write_version}: {back}"))?;
-    // An update through the other version keeps what it does not know about.
-    let mut through_other: DynamicObject = serde_json::from_value(read.clone())?;
-    through_other
-        .metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert("touched".into(), "yes".into());
-    reader
-        .replace(&name, &PostParams::default(), &through_other)
-        .await
-        .with_context(|| format!("updating {kind} {name} as {read_version}"))?;
+    // An update through the other version keeps what it does not know about. Controllers write the object
+    // too (status, the SidecarSet hash annotations): on a conflict, read again and retry.
+    let mut attempt = 0;
+    loop {
+        let current = serde_json::to_value(reader.get(&name).await?)?;
+        let mut through_other: DynamicObject = serde_json::from_value(current)?;
+        through_other
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert("touched".into(), "yes".into());
+        match reader
+            .replace(&name, &PostParams::default(), &through_other)
+            .await
+        {
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < 5 => attempt += 1,
+            result => {
+                result.with_context(|| format!("updating {kind} {name} as {read_version}"))?;
+                break;
+            }
+        }
+    }
     let after = serde_json::to_value(writer.get(&name).await?)?;
     contains(&after["spec"], &object["spec"], "spec").with_context(|| {
         format!("{kind} {name} after an update as {read_version}, read as {write_version}: {after}")
