@@ -114,16 +114,12 @@ impl SidecarSetStores {
         Self::from_stores(sidecarsets, namespaces, revisions)
     }
 
-    /// Whether every store has received its first list.
-    #[must_use]
-    pub fn is_ready(&self) -> bool {
-        // A store without any object may still be ready; the reflector's readiness is what counts.
-        futures::FutureExt::now_or_never(async {
-            self.sidecarsets.wait_until_ready().await.is_ok()
-                && self.namespaces.wait_until_ready().await.is_ok()
-                && self.revisions.wait_until_ready().await.is_ok()
-        })
-        .unwrap_or(false)
+    /// Waits until every store has received its first list (pods admitted before would miss their
+    /// sidecars); `false` when the reflectors stopped first.
+    pub async fn wait_until_ready(&self) -> bool {
+        self.sidecarsets.wait_until_ready().await.is_ok()
+            && self.namespaces.wait_until_ready().await.is_ok()
+            && self.revisions.wait_until_ready().await.is_ok()
     }
 
     /// Injects the matching SidecarSets into a pod being created; `uid` (the admission request's) seeds
