@@ -7,6 +7,7 @@ use clap::Parser;
 use kruise_examples::manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
 use kruise_examples::manager::controllers::ControllerSet;
 use kruise_examples::manager::pod_readiness::PodReadinessController;
+use kruise_examples::manager::sidecarset::SidecarSetController;
 use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
 use kruise_examples::{logging, shutdown};
 
@@ -49,7 +50,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match Manager::new(cli.options, controllers(cli.cloneset.config()))
+    let mut controller_set = controllers(cli.cloneset.config());
+    controller_set.register(SidecarSetController::new(&cli.options.namespace));
+    match Manager::new(cli.options, controller_set)
         .run(client, signal)
         .await
     {

@@ -42,6 +42,7 @@ pub mod options;
 pub mod owner_index;
 pub mod pod_readiness;
 pub mod queue_depth;
+pub mod sidecarset;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -66,6 +67,7 @@ use crate::webhook::cert_secret::{self, CertSecretError};
 use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
 use crate::webhook::readiness_gates::GateOptions;
 use crate::webhook::server;
+use crate::webhook::sidecarset_injection::SidecarSetStores;
 use crate::webhook::tls::{self, TlsError, TlsMaterial};
 
 /// Why the manager stopped with an error.
@@ -322,10 +324,12 @@ async fn start_webhook(
     let listener = bind(options.webhook_bind_address).await?;
     tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
     let observer_metrics = metrics.clone();
+    let stores = SidecarSetStores::start(client, &options.namespace, &stopped);
     let mutator = Mutator {
         gates: GateOptions {
             kruise_pod_ready_for_all_pods: options.feature_gates.kruise_pod_readiness_gate,
         },
+        sidecarsets: Some(stores.clone()),
     };
     let app = server::router(
         mutator,
@@ -335,7 +339,13 @@ async fn start_webhook(
     )
     .merge(crate::crr::admission::router(client.clone()));
     tokio::spawn(server::serve_tls(listener, tls, app, stopped));
-    readiness.set("webhook", true);
+    // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
+    let webhook_ready = readiness.clone();
+    tokio::spawn(async move {
+        if stores.wait_until_ready().await {
+            webhook_ready.set("webhook", true);
+        }
+    });
 
     let excluded = options.excluded_namespaces();
     configuration::label_excluded_namespaces(client, &excluded).await;

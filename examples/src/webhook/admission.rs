@@ -1,6 +1,9 @@
 //! The pod mutating webhook as a pure function: AdmissionReview bytes in, AdmissionReview bytes (and the
-//! HTTP status) out. No API calls, no clock, no randomness: names for `generateName` pods come from the
-//! request UID.
+//! HTTP status) out. No API calls and no randomness: names for `generateName` pods come from the request
+//! UID. With [`Mutator::sidecarsets`] set, pod CREATEs first get the matching SidecarSets injected (read
+//! from in-memory stores; the clock gives the hash annotations' timestamp), then the readiness gates and
+//! launch priority of the injected pod: one RFC 6902 patch whose later operations address the pod as the
+//! earlier ones left it.
 //!
 //! Answers, and why:
 //! * a review the API server could have sent, with a pod that decodes: `allowed: true`, with an RFC 6902
@@ -44,6 +47,7 @@ use sha2::{Digest, Sha256};
 
 use super::launch_priority;
 use super::readiness_gates::{self, GateOptions};
+use super::sidecarset_injection::SidecarSetStores;
 
 /// The HTTP answer to one review.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,10 +59,12 @@ pub struct Answer {
 }
 
 /// What the pod webhook does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Mutator {
     /// Readiness gate switches.
     pub gates: GateOptions,
+    /// The SidecarSet stores; `None` injects no SidecarSet.
+    pub sidecarsets: Option<SidecarSetStores>,
 }
 
 /// The characters of generated name suffixes (Kubernetes' `SimpleNameGenerator` alphabet).
@@ -109,10 +115,31 @@ fn mutate(
     };
     let value =
         serde_json::to_value(object).map_err(|error| format!("reading the pod: {error}"))?;
-    let pod: Pod =
+    let mut pod: Pod =
         serde_json::from_value(value).map_err(|error| format!("decoding the pod: {error}"))?;
-    let mut ops = readiness_gates::patch(&pod, &mutator.gates);
+    // The object of a CREATE may lack its namespace; the request names it.
+    if pod.metadata.namespace.as_deref().is_none_or(str::is_empty)
+        && let Some(namespace) = request.namespace.as_deref().filter(|ns| !ns.is_empty())
+    {
+        pod.metadata.namespace = Some(namespace.to_owned());
+    }
     let uid = request.uid.clone();
+    // SidecarSet injection first; the other mutations are computed on the injected pod, so their
+    // operations (container indexes included) apply after the injection's.
+    let (mut ops, pod) = match &mutator.sidecarsets {
+        Some(stores) => {
+            let injection = stores
+                .inject(&pod, &uid, k8s_openapi::jiff::Timestamp::now())
+                .map_err(|error| format!("injecting SidecarSets: {error}"))?;
+            let ops = serde_json::to_value(&injection.patch)
+                .ok()
+                .and_then(|value| value.as_array().cloned())
+                .unwrap_or_default();
+            (ops, injection.pod)
+        }
+        None => (Vec::new(), pod),
+    };
+    ops.extend(readiness_gates::patch(&pod, &mutator.gates));
     ops.extend(
         launch_priority::patch(&pod, |prefix| generated_name(prefix, &uid))
             .map_err(|error| error.to_string())?,

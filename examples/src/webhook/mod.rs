@@ -5,6 +5,8 @@
 //! * [`launch_priority`]: `KRUISE_CONTAINER_BARRIER` envs for ordered or prioritised container starts;
 //! * [`conversion`]: ConversionReview in, ConversionReview out (v1alpha1 <-> v1beta1 of every kind);
 //! * [`tls`]: the serving certificate (generated, or read from files) and rustls configuration;
+//! * [`sidecarset_injection`]: the SidecarSet stores and injection of pod CREATE;
+//! * [`sidecarset_validation`]: the SidecarSet validation rules (pure; not yet served);
 //! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert`;
 //! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions).
 
@@ -15,4 +17,6 @@ pub mod conversion;
 pub mod launch_priority;
 pub mod readiness_gates;
 pub mod server;
+pub mod sidecarset_injection;
+pub mod sidecarset_validation;
 pub mod tls;

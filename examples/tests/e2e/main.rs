@@ -29,6 +29,7 @@ mod jobs;
 mod leader;
 mod node_agents;
 mod sidecar_terminator;
+mod sidecarset;
 mod simulator;
 mod support;
 mod webhook;
@@ -110,6 +111,14 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("cloneset_pre_downloads_images", |c| {
         Box::pin(cloneset_predownload::cloneset_pre_downloads_images(c))
+    }),
+    ("sidecarset_injects_and_upgrades_in_place", |c| {
+        Box::pin(sidecarset::sidecarset_injects_and_upgrades_in_place(c))
+    }),
+    ("sidecarset_hot_upgrade_keeps_a_working_sidecar", |c| {
+        Box::pin(sidecarset::sidecarset_hot_upgrade_keeps_a_working_sidecar(
+            c,
+        ))
     }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))

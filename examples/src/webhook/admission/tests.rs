@@ -4,6 +4,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::*;
+use k8s_openapi::api::core::v1::Pod;
 
 fn request(operation: &str, object: &Value) -> Value {
     json!({
@@ -232,4 +233,116 @@ fn arbitrary_bytes_never_panic() {
     for cut in 0..valid.len() {
         let _ = review(&valid[..cut], &Mutator::default());
     }
+}
+
+fn answer_with(body: &Value, mutator: &Mutator) -> Value {
+    let answer = review(&serde_json::to_vec(body).unwrap(), mutator);
+    assert_eq!(answer.http_status, 200);
+    serde_json::from_slice(&answer.body).unwrap()
+}
+
+fn sidecar_mutator() -> Mutator {
+    use crate::webhook::sidecarset_injection::tests::{log_sidecarset, stores_with};
+    Mutator {
+        sidecarsets: Some(stores_with(&[log_sidecarset()], json!({}))),
+        ..Mutator::default()
+    }
+}
+
+#[test]
+fn injection_gates_and_launch_priority_compose_into_one_patch() {
+    let mut pod = cloneset_pod();
+    pod["metadata"]["labels"] = json!({"app": "nginx"});
+    pod["metadata"]["annotations"] = json!({"apps.kruise.io/container-launch-priority": "Ordered"});
+    pod["spec"]["containers"] = json!([{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]);
+    let response = answer_with(&request("CREATE", &pod), &sidecar_mutator());
+    assert_eq!(response["response"]["allowed"], true, "{response}");
+    let patch: json_patch::Patch = serde_json::from_value(patch_of(&response)).unwrap();
+    let mut patched = pod.clone();
+    json_patch::patch(&mut patched, &patch).unwrap();
+    let names: Vec<_> = patched["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["sidecar1", "a", "b"]);
+    assert_eq!(patched["spec"]["volumes"][0]["name"], "log-volume");
+    assert_eq!(
+        patched["spec"]["readinessGates"].as_array().unwrap().len(),
+        2
+    );
+    assert!(
+        patched["metadata"]["annotations"]["kruise.io/sidecarset-injected-list"]
+            .as_str()
+            .unwrap()
+            .contains("test-sidecarset")
+    );
+    // The same as injecting, then running the other mutations on the injected pod.
+    let stores = sidecar_mutator().sidecarsets.unwrap();
+    let typed: Pod = serde_json::from_value(pod.clone()).unwrap();
+    let injected = stores
+        .inject(&typed, "x", "2024-05-01T10:00:00Z".parse().unwrap())
+        .unwrap()
+        .pod;
+    let mut expected = serde_json::to_value(&injected).unwrap();
+    let mut later = readiness_gates::patch(&injected, &GateOptions::default());
+    later.extend(launch_priority::patch(&injected, ToOwned::to_owned).unwrap());
+    let later: json_patch::Patch = serde_json::from_value(Value::Array(later)).unwrap();
+    json_patch::patch(&mut expected, &later).unwrap();
+    // Launch priority envs land on the containers of the injected pod: sidecar1 first.
+    assert_eq!(
+        patched["spec"]["containers"][1]["env"],
+        expected["spec"]["containers"][1]["env"]
+    );
+    assert_eq!(
+        patched["spec"]["containers"][0]["env"],
+        expected["spec"]["containers"][0]["env"]
+    );
+    assert!(
+        patched["spec"]["containers"][2]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|env| env["name"] == "KRUISE_CONTAINER_BARRIER")
+    );
+}
+
+#[test]
+fn injection_takes_the_namespace_from_the_request_and_leaves_other_pods() {
+    let mut pod = cloneset_pod();
+    pod["metadata"]["labels"] = json!({"app": "nginx"});
+    pod["metadata"].as_object_mut().unwrap().remove("namespace");
+    let response = answer_with(&request("CREATE", &pod), &sidecar_mutator());
+    let ops = patch_of(&response);
+    assert!(
+        ops.as_array()
+            .unwrap()
+            .iter()
+            .any(|op| op["path"] == "/spec/containers/0"),
+        "{ops}"
+    );
+    // UPDATE is never injected; unmatched pods keep only the gates.
+    let response = answer_with(&request("UPDATE", &pod), &sidecar_mutator());
+    assert_eq!(response["response"]["patch"], Value::Null);
+    let response = answer_with(&request("CREATE", &cloneset_pod()), &sidecar_mutator());
+    assert_eq!(patch_of(&response).as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn an_invalid_sidecarset_selector_rejects_with_its_name() {
+    use crate::webhook::sidecarset_injection::tests::{log_sidecarset, stores_with};
+    let mut broken = log_sidecarset();
+    broken["spec"]["selector"] =
+        json!({"matchExpressions": [{"key": "app", "operator": "Bogus", "values": ["x"]}]});
+    let mutator = Mutator {
+        sidecarsets: Some(stores_with(&[broken], json!({}))),
+        ..Mutator::default()
+    };
+    let mut pod = cloneset_pod();
+    pod["metadata"]["labels"] = json!({"app": "nginx"});
+    let response = answer_with(&request("CREATE", &pod), &mutator);
+    assert_eq!(response["response"]["allowed"], false);
+    let message = response["response"]["status"]["message"].as_str().unwrap();
+    assert!(message.contains("test-sidecarset"), "{message}");
 }
