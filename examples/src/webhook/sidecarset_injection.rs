@@ -3,7 +3,7 @@
 //!
 //! [`SidecarSetStores::inject`] keeps the SidecarSets whose namespace and selector admit the pod (a
 //! read-only pass over shared `Arc`s; only the candidates are cloned), hands them with the revisions of
-//! those SidecarSets to [`kruise_sidecar::inject`], and returns the injected pod with its RFC 6902 patch.
+//! those SidecarSets to [`kruise_sidecar::inject()`], and returns the injected pod with its RFC 6902 patch.
 //! The pod webhook then runs its own mutations on the injected pod, so their operations apply after the
 //! injection's ([`super::admission`]).
 //!
@@ -126,7 +126,7 @@ impl SidecarSetStores {
     /// the `Partial` injection policy, `now` goes into the hash annotations.
     ///
     /// # Errors
-    /// See [`kruise_sidecar::inject`]: an invalid selector, a revision that cannot be restored, ...
+    /// See [`kruise_sidecar::inject()`]: an invalid selector, a revision that cannot be restored, ...
     pub fn inject(
         &self,
         pod: &Pod,

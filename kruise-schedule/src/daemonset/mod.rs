@@ -12,7 +12,7 @@
 //!    `PreparingDelete`, excess and misplaced pods (a preDelete hook turns a deletion into `PreparingDelete`).
 //!    If anything is written, the plan stops there, as upstream waits for its expectations.
 //! 2. **refresh** in-place updates in progress, then, unless `paused` or `OnDelete`, the **rolling update** on
-//!    the nodes [`update_order`] allows (partition, `rollingUpdate.selector`): with `maxSurge` 0 replace old
+//!    the nodes the update order allows (partition, `rollingUpdate.selector`): with `maxSurge` 0 replace old
 //!    pods within `maxUnavailable` (in place with `InPlaceIfPossible` when the change allows it), otherwise
 //!    create new pods next to old ones within `maxSurge` and delete each old pod once its new pod is
 //!    available.

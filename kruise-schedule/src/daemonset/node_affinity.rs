@@ -3,7 +3,7 @@
 //!
 //! Terms with neither expressions nor fields never match. A term that does not parse (unknown operator,
 //! `In` without values, `Gt` with a non-integer, a field other than `metadata.name`, …) never matches either;
-//! upstream ignores that error when deciding where daemon pods run, and so does [`matches`].
+//! upstream ignores that error when deciding where daemon pods run, and so does [`matches()`].
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! keeps their hash annotations, ControllerRevisions and status, and upgrades the sidecars of the pods they
 //! injected (cold in-place upgrades within `partition` / `maxUnavailable` / `selector` / priority /
 //! scatter / `paused`, hot upgrade's upgrade → migration → reset, `SidecarSetUpgradable`), deciding with
-//! [`kruise_sidecar::plan`].
+//! [`kruise_sidecar::plan()`].
 //!
 //! * [`pod_index`]: pods indexed by the SidecarSets that injected them (no full scans per reconcile); a
 //!   pod event triggers exactly those SidecarSets.

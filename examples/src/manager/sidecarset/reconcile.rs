@@ -1,4 +1,4 @@
-//! One reconcile of a SidecarSet: hash annotations, then [`kruise_sidecar::plan`] over the pods it injected
+//! One reconcile of a SidecarSet: hash annotations, then [`kruise_sidecar::plan()`] over the pods it injected
 //! (from the [`InjectedPodIndex`]) and its ControllerRevisions (from a store), then the writes: revisions,
 //! status (through the `status` subresource), and the pod patches, each conditional on the
 //! `resourceVersion` the plan was made from.
