@@ -96,21 +96,11 @@ impl FeatureGates {
     /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
     pub fn parse(list: &str) -> Result<Self, FeatureGateError> {
         let mut gates = Self::default();
-        for entry in list
-            .split(',')
-            .map(str::trim)
-            .filter(|entry| !entry.is_empty())
-        {
-            let invalid = || FeatureGateError::Invalid {
+        for entry in gate_entries(list) {
+            let (name, enabled) = entry.map_err(|entry| FeatureGateError::Invalid {
                 entry: entry.to_owned(),
-            };
-            let (name, value) = entry.split_once('=').ok_or_else(invalid)?;
-            let enabled = match value.trim() {
-                "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
-                "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
-                _ => return Err(invalid()),
-            };
-            gates.set(name.trim(), enabled)?;
+            })?;
+            gates.set(name, enabled)?;
         }
         Ok(gates)
     }
@@ -180,6 +170,38 @@ impl Default for UpdateOptions {
             resize_subresource: true,
         }
     }
+}
+
+/// Go's `strconv.ParseBool`: `1 t T true TRUE True` and `0 f F false FALSE False`, nothing else.
+#[must_use]
+pub fn parse_go_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// The entries of a `--feature-gates` list (`Name=true,Name=false,...`; spaces around entries, names and
+/// values are ignored, empty entries skipped), each as `(name, enabled)` or, when it is not `Name=bool`, the
+/// entry itself as the error. Every controller's gate parser reads its list through this.
+///
+/// ```
+/// use kruise_inplace::options::gate_entries;
+///
+/// let entries: Vec<_> = gate_entries(" A=true, ,B=0,C").collect();
+/// assert_eq!(entries, [Ok(("A", true)), Ok(("B", false)), Err("C")]);
+/// ```
+pub fn gate_entries(list: &str) -> impl Iterator<Item = Result<(&str, bool), &str>> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            entry
+                .split_once('=')
+                .and_then(|(name, value)| Some((name.trim(), parse_go_bool(value.trim())?)))
+                .ok_or(entry)
+        })
 }
 
 #[cfg(test)]

@@ -75,17 +75,11 @@ impl Options {
     /// # Errors
     /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
     pub fn with_feature_gates(mut self, list: &str) -> Result<Self, FeatureGateError> {
-        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let invalid = || FeatureGateError::Invalid {
+        for entry in kruise_inplace::options::gate_entries(list) {
+            let (name, enabled) = entry.map_err(|entry| FeatureGateError::Invalid {
                 entry: entry.to_owned(),
-            };
-            let (name, value) = entry.split_once('=').ok_or_else(invalid)?;
-            let enabled = match value.trim() {
-                "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
-                "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
-                _ => return Err(invalid()),
-            };
-            self.set_gate(name.trim(), enabled)?;
+            })?;
+            self.set_gate(name, enabled)?;
         }
         Ok(self)
     }

@@ -14,7 +14,7 @@
 
 use std::str::FromStr;
 
-use kruise_schedule::cloneset::{FeatureGateError, Options};
+use kruise_schedule::cloneset::Options;
 
 /// Upstream's name of [`CloneSetGates::pre_download_image`].
 pub const PRE_DOWNLOAD_IMAGE: &str = "PreDownloadImageForInPlaceUpdate";
@@ -47,43 +47,26 @@ pub enum GateError {
     },
 }
 
-/// Go's `strconv.ParseBool`.
-fn parse_bool(value: &str) -> Option<bool> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-        _ => None,
-    }
-}
-
 impl FromStr for CloneSetGates {
     type Err = GateError;
 
     /// Parses `Name=true,Name=false,...` (values as Go's `strconv.ParseBool`) over the defaults.
     fn from_str(list: &str) -> Result<Self, GateError> {
         let mut gates = Self::default();
-        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let name = entry.split_once('=').map_or(entry, |(name, _)| name.trim());
+        for entry in kruise_inplace::options::gate_entries(list) {
+            let (name, enabled) = entry.map_err(|entry| GateError::Invalid {
+                entry: entry.to_owned(),
+            })?;
             if name == PRE_DOWNLOAD_IMAGE {
-                let value = entry.split_once('=').map(|(_, value)| value.trim());
-                gates.pre_download_image =
-                    value
-                        .and_then(parse_bool)
-                        .ok_or_else(|| GateError::Invalid {
-                            entry: entry.to_owned(),
-                        })?;
-                continue;
-            }
-            gates.options =
+                gates.pre_download_image = enabled;
+            } else {
                 gates
                     .options
-                    .with_feature_gates(entry)
-                    .map_err(|error| match error {
-                        FeatureGateError::Unknown { name } => GateError::Unknown { name },
-                        _ => GateError::Invalid {
-                            entry: entry.to_owned(),
-                        },
+                    .set_gate(name, enabled)
+                    .map_err(|_| GateError::Unknown {
+                        name: name.to_owned(),
                     })?;
+            }
         }
         Ok(gates)
     }
