@@ -13,7 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use clap::Parser;
-use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
 use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
@@ -24,6 +26,9 @@ use kruise_examples::logging::LogFormat;
 use kruise_examples::manager::ManagerOptions;
 use kruise_examples::webhook::configuration::{
     CONFIGURATION_NAME, ClientTarget, WebhookOptions, mutating_webhook_configuration,
+};
+use kruise_examples::webhook::validating_configuration::{
+    VALIDATING_CONFIGURATION_NAME, validating_webhook_configuration,
 };
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -112,6 +117,7 @@ fn every_expected_object_is_there_and_nothing_else() {
             "Service/kruise-rs-webhook-service",
             "ServiceAccount/kruise-daemon",
             "ServiceAccount/kruise-manager",
+            "ValidatingWebhookConfiguration/kruise-rs-validating-webhook-configuration",
         ]
     );
 }
@@ -272,6 +278,15 @@ fn the_cluster_role_names_every_crd_and_only_its_own_webhook_configuration() {
         BTreeSet::from([CONFIGURATION_NAME.to_owned()])
     );
     assert_eq!(
+        resource_names(
+            &rules,
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            "patch"
+        ),
+        BTreeSet::from([VALIDATING_CONFIGURATION_NAME.to_owned()])
+    );
+    assert_eq!(
         resource_names(&rules, "", "namespaces", "patch"),
         BTreeSet::from(["kube-system".to_owned(), "kruise-system".to_owned()])
     );
@@ -287,13 +302,9 @@ fn the_cluster_role_names_every_crd_and_only_its_own_webhook_configuration() {
     }
 }
 
-#[test]
-fn the_webhook_configuration_is_what_the_manager_writes() {
+/// The webhook options the Deployment's flags give the manager.
+fn deployed_webhook_options() -> WebhookOptions {
     let objects = objects();
-    let written: MutatingWebhookConfiguration = typed(
-        &objects,
-        &format!("MutatingWebhookConfiguration/{CONFIGURATION_NAME}"),
-    );
     let deployment: Deployment = typed(&objects, "Deployment/kruise-manager");
     let container = &deployment.spec.template.spec.unwrap().containers[0];
     let mut args = vec![
@@ -302,21 +313,22 @@ fn the_webhook_configuration_is_what_the_manager_writes() {
     ];
     args.extend(container.args.clone().unwrap());
     let options = Cli::try_parse_from(args).unwrap().options;
-    let expected = mutating_webhook_configuration(
-        &WebhookOptions {
-            target: ClientTarget::Service {
-                namespace: options.namespace.clone(),
-                name: options.webhook_service_name.clone(),
-                port: options.webhook_service_port,
-            },
-            failure_policy: options.webhook_failure_policy,
-            excluded_namespaces: options.excluded_namespaces(),
-            ..WebhookOptions::default()
+    WebhookOptions {
+        target: ClientTarget::Service {
+            namespace: options.namespace.clone(),
+            name: options.webhook_service_name.clone(),
+            port: options.webhook_service_port,
         },
-        b"",
-    );
-    let mut expected = serde_json::to_value(expected).unwrap();
-    let mut written = serde_json::to_value(written).unwrap();
+        failure_policy: options.webhook_failure_policy,
+        excluded_namespaces: options.excluded_namespaces(),
+        ..WebhookOptions::default()
+    }
+}
+
+/// Asserts the manifest's object equals what the manager writes, caBundle aside.
+fn assert_written_as_manifest(key: &str, expected: Value) {
+    let mut expected = expected;
+    let mut written = objects()[key].clone();
     for value in [&mut expected, &mut written] {
         for webhook in value["webhooks"].as_array_mut().unwrap() {
             webhook["clientConfig"]
@@ -325,7 +337,31 @@ fn the_webhook_configuration_is_what_the_manager_writes() {
                 .remove("caBundle");
         }
     }
-    assert_eq!(written, expected);
+    assert_eq!(written, expected, "{key}");
+}
+
+#[test]
+fn the_webhook_configurations_are_what_the_manager_writes() {
+    let options = deployed_webhook_options();
+    let mutating = mutating_webhook_configuration(&options, b"");
+    assert_written_as_manifest(
+        &format!("MutatingWebhookConfiguration/{CONFIGURATION_NAME}"),
+        serde_json::to_value(mutating).unwrap(),
+    );
+    let validating = validating_webhook_configuration(&options, b"");
+    assert_written_as_manifest(
+        &format!("ValidatingWebhookConfiguration/{VALIDATING_CONFIGURATION_NAME}"),
+        serde_json::to_value(validating).unwrap(),
+    );
+    // Both decode as the API types.
+    let _: MutatingWebhookConfiguration = typed(
+        &objects(),
+        &format!("MutatingWebhookConfiguration/{CONFIGURATION_NAME}"),
+    );
+    let _: ValidatingWebhookConfiguration = typed(
+        &objects(),
+        &format!("ValidatingWebhookConfiguration/{VALIDATING_CONFIGURATION_NAME}"),
+    );
 }
 
 #[test]

@@ -7,7 +7,6 @@
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::post;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -18,6 +17,7 @@ use kube::{Api, Client};
 
 use super::webhook::{Rejection, check_update, default_on_create};
 use crate::webhook::admission::{Answer, answer};
+use crate::webhook::server;
 
 /// The path of the webhook (upstream's, for the v1beta1 resource).
 pub const MUTATE_CRR_PATH: &str = "/mutate-apps-kruise-io-v1beta1-containerrecreaterequest";
@@ -30,14 +30,7 @@ pub fn router(client: Client) -> Router {
 }
 
 async fn mutate(State(client): State<Client>, body: Bytes) -> impl IntoResponse {
-    let answer = review(&body, &client).await;
-    let status = axum::http::StatusCode::from_u16(answer.http_status)
-        .unwrap_or(axum::http::StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        answer.body,
-    )
+    server::respond(review(&body, &client).await)
 }
 
 fn reject(request: &AdmissionRequest<DynamicObject>, rejection: &Rejection) -> AdmissionResponse {

@@ -1,13 +1,14 @@
 //! kruise-manager: the process that runs the controllers and the pod webhook against a cluster.
 //!
 //! At start it serves `/healthz`, `/readyz` and `/metrics` ([`http`], [`metrics`]), installs or updates
-//! the CRDs ([`crds`]), starts the HTTPS pod webhook ([`crate::webhook`]) and joins the leader election
-//! ([`leader`]); with the webhook on, the CRDs convert between versions through its `/convert`. While
-//! leading it writes the MutatingWebhookConfiguration (caBundle included) and runs the
+//! the CRDs ([`crds`]), starts the HTTPS webhooks ([`crate::webhook`]: pods, ContainerRecreateRequests,
+//! SidecarSet validation, CRD conversion) and joins the leader election ([`leader`]); with the webhook on,
+//! the CRDs convert between versions through its `/convert`. While leading it writes the
+//! MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (caBundle included) and runs the
 //! registered controllers ([`controllers`]); when leadership ends it stops them, and on SIGINT/SIGTERM it
 //! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
-//! the webhook configuration at shutdown if it still points at it, so pod creation is not left failing on
-//! a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
+//! both webhook configurations at shutdown if they still call it, so pod and SidecarSet writes are not
+//! left failing on a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
 //! execute their plans safely, [`owner_index`] the cache of owned objects by owner,
 //! [`queue_depth`] the queue depth a controller reports.
 //!
@@ -48,7 +49,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::api::core::v1::Namespace;
 use kruise_api::crd::{ConversionStrategy, CrdOptions};
 use kube::api::{ObjectMeta, PostParams};
@@ -66,9 +69,12 @@ use crate::webhook::admission::Mutator;
 use crate::webhook::cert_secret::{self, CertSecretError};
 use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
 use crate::webhook::readiness_gates::GateOptions;
+use crate::webhook::registration::{self, WebhookRegistration};
 use crate::webhook::server;
+use crate::webhook::sidecarset_admission::{self, SidecarSetValidator};
 use crate::webhook::sidecarset_injection::SidecarSetStores;
 use crate::webhook::tls::{self, TlsError, TlsMaterial};
+use crate::webhook::validating_configuration;
 
 /// Why the manager stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -164,7 +170,10 @@ impl Manager {
         } else {
             let started =
                 start_webhook(&client, &options, &metrics, &readiness, stopped.clone()).await?;
-            (Some(started.configuration), started.conversion)
+            (
+                Some((started.configuration, started.validating)),
+                started.conversion,
+            )
         };
         if options.no_install_crds {
             tracing::info!("--no-install-crds: leaving the CRDs as they are");
@@ -185,8 +194,9 @@ impl Manager {
         let lead_client = client.clone();
         let lead_metrics = metrics.clone();
         let lead = move |leading: Shutdown| async move {
-            if let Some(configuration) = webhook_configuration {
-                write_webhook_configuration(&lead_client, &configuration, &leading).await;
+            if let Some((mutating, validating)) = webhook_configuration {
+                write_webhook_configuration(&lead_client, &mutating, &leading).await;
+                write_webhook_configuration(&lead_client, &validating, &leading).await;
             }
             controllers
                 .run_all(lead_client, &lead_metrics, &reporter, leading)
@@ -216,7 +226,18 @@ impl Manager {
             && let Some(url) = &options.webhook_url
             && !options.no_webhook
         {
-            configuration::remove_if_pointing_at(&client, url).await;
+            registration::remove_if_calling::<MutatingWebhookConfiguration>(
+                &client,
+                configuration::CONFIGURATION_NAME,
+                &configuration::sibling_url(url, server::MUTATE_POD_PATH),
+            )
+            .await;
+            registration::remove_if_calling::<ValidatingWebhookConfiguration>(
+                &client,
+                validating_configuration::VALIDATING_CONFIGURATION_NAME,
+                &configuration::sibling_url(url, sidecarset_admission::VALIDATE_SIDECARSET_PATH),
+            )
+            .await;
             if !options.no_install_crds {
                 crds::reset_conversion_if_pointing_at(&client, &options::conversion_url(url)).await;
             }
@@ -296,6 +317,8 @@ async fn ensure_namespace(
 struct StartedWebhook {
     /// The pod webhook's configuration (written while leading).
     configuration: MutatingWebhookConfiguration,
+    /// The SidecarSet webhook's configuration (written while leading).
+    validating: ValidatingWebhookConfiguration,
     /// The CRDs' conversion strategy pointing at `/convert`.
     conversion: ConversionStrategy,
 }
@@ -324,7 +347,16 @@ async fn start_webhook(
     let listener = bind(options.webhook_bind_address).await?;
     tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
     let observer_metrics = metrics.clone();
-    let stores = SidecarSetStores::start(client, &options.namespace, &stopped);
+    let gates = options.feature_gates;
+    let stores = SidecarSetStores::start(client, &options.namespace, &stopped)
+        .with_options(gates.sidecarset);
+    let validator = SidecarSetValidator::start(
+        client,
+        &options.namespace,
+        stores.sidecarset_store(),
+        gates.sidecarset.patch_pod_metadata_defaults_allowed,
+        &stopped,
+    );
     let mutator = Mutator {
         gates: GateOptions {
             kruise_pod_ready_for_all_pods: options.feature_gates.kruise_pod_readiness_gate,
@@ -337,12 +369,13 @@ async fn start_webhook(
             observer_metrics.observe_webhook(status, duration);
         })),
     )
-    .merge(crate::crr::admission::router(client.clone()));
+    .merge(crate::crr::admission::router(client.clone()))
+    .merge(sidecarset_admission::router(validator.clone()));
     tokio::spawn(server::serve_tls(listener, tls, app, stopped));
     // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
     let webhook_ready = readiness.clone();
     tokio::spawn(async move {
-        if stores.wait_until_ready().await {
+        if stores.wait_until_ready().await && validator.wait_until_ready().await {
             webhook_ready.set("webhook", true);
         }
     });
@@ -369,27 +402,30 @@ async fn start_webhook(
             &webhook,
             material.ca_pem.as_bytes(),
         ),
+        validating: validating_configuration::validating_webhook_configuration(
+            &webhook,
+            material.ca_pem.as_bytes(),
+        ),
         conversion,
     })
 }
 
-/// Writes the webhook configuration, retrying every 5 s until it works or leading ends.
-async fn write_webhook_configuration(
+/// Writes a webhook configuration, retrying every 5 s until it works or leading ends.
+async fn write_webhook_configuration<K: WebhookRegistration>(
     client: &Client,
-    configuration: &MutatingWebhookConfiguration,
+    configuration: &K,
     leading: &Shutdown,
 ) {
+    let kind = K::kind(&());
+    let name = configuration.meta().name.clone().unwrap_or_default();
     loop {
-        match configuration::apply(client, configuration).await {
+        match registration::apply(client, configuration).await {
             Ok(()) => {
-                tracing::info!(
-                    name = configuration::CONFIGURATION_NAME,
-                    "wrote the MutatingWebhookConfiguration"
-                );
+                tracing::info!(%kind, %name, "wrote the webhook configuration");
                 return;
             }
             Err(error) => {
-                tracing::error!(%error, "writing the MutatingWebhookConfiguration failed; retrying in 5s");
+                tracing::error!(%kind, %name, %error, "writing the webhook configuration failed; retrying in 5s");
             }
         }
         tokio::select! {

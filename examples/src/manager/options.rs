@@ -85,7 +85,8 @@ pub struct ManagerOptions {
     #[arg(long, requires = "tls_cert_file")]
     pub tls_ca_file: Option<PathBuf>,
     /// Upstream feature gates, `Name=true|false,...`. Known: `KruisePodReadinessGate` (default false:
-    /// inject `KruisePodReady` into every pod, not only Kruise-owned ones).
+    /// inject `KruisePodReady` into every pod, not only Kruise-owned ones),
+    /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
@@ -96,43 +97,36 @@ pub struct ManagerOptions {
     pub log_format: LogFormat,
 }
 
-/// The upstream feature gates the manager knows.
+/// The upstream feature gates the manager knows (the CloneSet controller's are
+/// `--cloneset-feature-gates`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FeatureGates {
     /// `KruisePodReadinessGate`.
     pub kruise_pod_readiness_gate: bool,
+    /// The SidecarSet gates (`EnableSortSidecarContainerByName`,
+    /// `SidecarSetPatchPodMetadataDefaultsAllowed`), for the pod and SidecarSet webhooks.
+    pub sidecarset: kruise_sidecar::Options,
 }
 
-/// Parses `Name=true|false,...`.
+/// The gate name of [`FeatureGates::kruise_pod_readiness_gate`].
+const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
+
+/// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
 ///
 /// # Errors
-/// An unknown gate name or a value other than true/false.
+/// An unknown gate name or a value that is not a boolean.
 pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
     let mut gates = FeatureGates::default();
-    for term in text
-        .split(',')
-        .map(str::trim)
-        .filter(|term| !term.is_empty())
-    {
-        let (name, value) = term
-            .split_once('=')
-            .ok_or_else(|| format!("feature gate {term:?}: expected Name=true|false"))?;
-        let value = match value.trim() {
-            "true" => true,
-            "false" => false,
-            other => {
-                return Err(format!(
-                    "feature gate {name}: {other:?} is not true or false"
-                ));
-            }
-        };
-        match name.trim() {
-            "KruisePodReadinessGate" => gates.kruise_pod_readiness_gate = value,
-            other => {
-                return Err(format!(
-                    "unknown feature gate {other:?} (known: KruisePodReadinessGate)"
-                ));
-            }
+    for entry in kruise_inplace::options::gate_entries(text) {
+        let (name, value) =
+            entry.map_err(|entry| format!("feature gate {entry:?}: expected Name=true|false"))?;
+        if name == KRUISE_POD_READINESS_GATE {
+            gates.kruise_pod_readiness_gate = value;
+        } else if gates.sidecarset.set_gate(name, value).is_err() {
+            return Err(format!(
+                "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, {})",
+                kruise_sidecar::Options::GATE_NAMES.join(", ")
+            ));
         }
     }
     Ok(gates)
@@ -192,14 +186,7 @@ impl ManagerOptions {
 /// and port, path `/convert` (`https://127.0.0.1:9876/mutate-pod` -> `https://127.0.0.1:9876/convert`).
 #[must_use]
 pub fn conversion_url(webhook_url: &str) -> String {
-    let (scheme, rest) = webhook_url
-        .split_once("://")
-        .unwrap_or(("https", webhook_url));
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    format!(
-        "{scheme}://{authority}{}",
-        crate::webhook::server::CONVERT_PATH
-    )
+    crate::webhook::configuration::sibling_url(webhook_url, crate::webhook::server::CONVERT_PATH)
 }
 
 /// The host of an `https://host[:port]/path` URL (brackets of IPv6 literals removed).
@@ -298,5 +285,21 @@ mod tests {
         assert!(parse_feature_gates("KruisePodReadinessGate").is_err());
         assert!(parse_feature_gates("KruisePodReadinessGate=yes").is_err());
         assert_eq!(parse_feature_gates(" ").unwrap(), FeatureGates::default());
+    }
+
+    #[test]
+    fn sidecarset_gates_share_the_list() {
+        let gates = parse_feature_gates(
+            "KruisePodReadinessGate=true, SidecarSetPatchPodMetadataDefaultsAllowed=1",
+        )
+        .unwrap();
+        assert!(gates.kruise_pod_readiness_gate);
+        assert!(gates.sidecarset.patch_pod_metadata_defaults_allowed);
+        assert!(!gates.sidecarset.sort_sidecar_containers_by_name);
+        let error = parse_feature_gates("Nope=true").unwrap_err();
+        assert!(
+            error.contains("SidecarSetPatchPodMetadataDefaultsAllowed"),
+            "{error}"
+        );
     }
 }

@@ -173,7 +173,7 @@ fn deny(request: &AdmissionRequest<DynamicObject>, message: &str) -> AdmissionRe
 
 /// A body that does not parse as a review: if it still carries a request UID, the API server sent it
 /// (say, with a pod whose metadata has the wrong shape), so it gets a proper rejection.
-fn unreadable(body: &[u8], error: &serde_json::Error) -> Answer {
+pub(crate) fn unreadable(body: &[u8], error: &serde_json::Error) -> Answer {
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let uid = value
         .pointer("/request/uid")
@@ -191,7 +191,7 @@ fn unreadable(body: &[u8], error: &serde_json::Error) -> Answer {
     answer(200, &response)
 }
 
-fn not_a_review(message: &str) -> Answer {
+pub(crate) fn not_a_review(message: &str) -> Answer {
     let mut response = AdmissionResponse::invalid(message);
     response.result.code = 400;
     answer(400, &response)

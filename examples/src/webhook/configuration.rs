@@ -1,5 +1,5 @@
-//! The MutatingWebhookConfiguration that routes pod creations to the webhook: built as a value (pure), then
-//! written with server-side apply, caBundle included.
+//! The MutatingWebhookConfiguration that routes pod creations (and ContainerRecreateRequests) to the
+//! webhook, built as a value (pure; written by [`super::registration`]), caBundle included.
 //!
 //! Namespace exclusions use the `kubernetes.io/metadata.name` label (set on every namespace by Kubernetes
 //! 1.21+). A v1.20 server does not set it, so [`label_excluded_namespaces`] adds it to the excluded
@@ -113,27 +113,7 @@ pub fn mutating_webhook_configuration(
     options: &WebhookOptions,
     ca_bundle: &[u8],
 ) -> MutatingWebhookConfiguration {
-    let client_config = match &options.target {
-        ClientTarget::Url(url) => WebhookClientConfig {
-            url: Some(url.clone()),
-            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
-            service: None,
-        },
-        ClientTarget::Service {
-            namespace,
-            name,
-            port,
-        } => WebhookClientConfig {
-            url: None,
-            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
-            service: Some(ServiceReference {
-                namespace: namespace.clone(),
-                name: name.clone(),
-                path: Some(MUTATE_POD_PATH.to_owned()),
-                port: Some(*port),
-            }),
-        },
-    };
+    let client_config = client_config(&options.target, ca_bundle, MUTATE_POD_PATH);
     let mut excluded = options.excluded_namespaces.clone();
     excluded.sort();
     excluded.dedup();
@@ -189,28 +169,11 @@ fn crr_webhook(
     ca_bundle: &[u8],
     namespace_selector: Option<LabelSelector>,
 ) -> MutatingWebhook {
-    let path = crate::crr::admission::MUTATE_CRR_PATH;
-    let client_config = match &options.target {
-        ClientTarget::Url(url) => WebhookClientConfig {
-            url: Some(sibling_url(url, path)),
-            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
-            service: None,
-        },
-        ClientTarget::Service {
-            namespace,
-            name,
-            port,
-        } => WebhookClientConfig {
-            url: None,
-            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
-            service: Some(ServiceReference {
-                namespace: namespace.clone(),
-                name: name.clone(),
-                path: Some(path.to_owned()),
-                port: Some(*port),
-            }),
-        },
-    };
+    let client_config = client_config(
+        &options.target,
+        ca_bundle,
+        crate::crr::admission::MUTATE_CRR_PATH,
+    );
     MutatingWebhook {
         name: CRR_WEBHOOK_NAME.to_owned(),
         admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
@@ -233,73 +196,41 @@ fn crr_webhook(
     }
 }
 
-/// `url` with its path replaced by `path` (`https://host:port/mutate-pod` → `https://host:port<path>`).
-fn sibling_url(url: &str, path: &str) -> String {
-    let after_scheme = url.find("://").map_or(0, |index| index + 3);
-    let host_end = url
-        .get(after_scheme..)
-        .and_then(|rest| rest.find('/'))
-        .map_or(url.len(), |index| after_scheme + index);
-    format!("{}{path}", url.get(..host_end).unwrap_or(url))
+/// How kube-apiserver reaches the webhook at `path`: the target's URL with its path replaced, or the
+/// Service with `path`; `ca_bundle` (PEM) is the trusted CA.
+#[must_use]
+pub fn client_config(target: &ClientTarget, ca_bundle: &[u8], path: &str) -> WebhookClientConfig {
+    match target {
+        ClientTarget::Url(url) => WebhookClientConfig {
+            url: Some(sibling_url(url, path)),
+            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
+            service: None,
+        },
+        ClientTarget::Service {
+            namespace,
+            name,
+            port,
+        } => WebhookClientConfig {
+            url: None,
+            ca_bundle: Some(ByteString(ca_bundle.to_vec())),
+            service: Some(ServiceReference {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                path: Some(path.to_owned()),
+                port: Some(*port),
+            }),
+        },
+    }
 }
 
-/// Writes the configuration (server-side apply, field manager `kruise-manager`, forced).
-///
-/// # Errors
-/// The API server refused it.
-pub async fn apply(
-    client: &Client,
-    configuration: &MutatingWebhookConfiguration,
-) -> Result<(), kube::Error> {
-    let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    let mut object = configuration.clone();
-    object.metadata.managed_fields = None;
-    let value = serde_json::json!({
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": object.metadata,
-        "webhooks": object.webhooks,
-    });
-    api.patch(
-        CONFIGURATION_NAME,
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&value),
-    )
-    .await?;
-    Ok(())
-}
-
-/// Deletes the configuration if its webhook still calls `url` (guarded by its `resourceVersion`, so a
-/// configuration another manager has just rewritten stays). Failures are logged.
-pub async fn remove_if_pointing_at(client: &Client, url: &str) {
-    let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    let current = match api.get_opt(CONFIGURATION_NAME).await {
-        Ok(Some(current)) => current,
-        Ok(None) => return,
-        Err(error) => {
-            tracing::warn!(%error, "cannot read the webhook configuration to remove it");
-            return;
-        }
-    };
-    let ours = current
-        .webhooks
-        .iter()
-        .flatten()
-        .any(|webhook| webhook.client_config.url.as_deref() == Some(url));
-    if !ours {
-        return;
-    }
-    let params = kube::api::DeleteParams {
-        preconditions: Some(kube::api::Preconditions {
-            uid: current.metadata.uid.clone(),
-            resource_version: current.metadata.resource_version.clone(),
-        }),
-        ..kube::api::DeleteParams::default()
-    };
-    match api.delete(CONFIGURATION_NAME, &params).await {
-        Ok(_) => tracing::info!(%url, "removed the webhook configuration pointing at this manager"),
-        Err(error) => tracing::warn!(%error, "removing the webhook configuration failed"),
-    }
+/// `url` with its path (query and fragment) replaced by `path`, the scheme `https` when it has none:
+/// every webhook of the manager is served next to the pod webhook at `--webhook-url`
+/// (`https://127.0.0.1:9876/mutate-pod` -> `https://127.0.0.1:9876<path>`).
+#[must_use]
+pub fn sibling_url(url: &str, path: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    format!("{scheme}://{authority}{path}")
 }
 
 /// Gives excluded namespaces that exist but lack it the `kubernetes.io/metadata.name` label (Kubernetes

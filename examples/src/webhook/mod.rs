@@ -1,4 +1,5 @@
-//! The pod mutating webhook and the CRD conversion webhook of kruise-manager.
+//! The pod mutating webhook, the SidecarSet validating webhook and the CRD conversion webhook of
+//! kruise-manager.
 //!
 //! * [`admission`]: AdmissionReview in, AdmissionReview out (pure; no API calls on the request path);
 //! * [`readiness_gates`]: `InPlaceUpdateReady` / `KruisePodReady` for pods owned by Kruise workloads;
@@ -6,9 +7,12 @@
 //! * [`conversion`]: ConversionReview in, ConversionReview out (v1alpha1 <-> v1beta1 of every kind);
 //! * [`tls`]: the serving certificate (generated, or read from files) and rustls configuration;
 //! * [`sidecarset_injection`]: the SidecarSet stores and injection of pod CREATE;
-//! * [`sidecarset_validation`]: the SidecarSet validation rules (pure; not yet served);
-//! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert`;
-//! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions).
+//! * [`sidecarset_validation`]: the SidecarSet validation rules (pure);
+//! * [`sidecarset_admission`]: the SidecarSet validating webhook over those rules, from stores;
+//! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert` (the manager merges the other routes);
+//! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions);
+//! * [`validating_configuration`]: the ValidatingWebhookConfiguration of the SidecarSet webhook;
+//! * [`registration`]: writing both while leading, removing them at shutdown.
 
 pub mod admission;
 pub mod cert_secret;
@@ -16,7 +20,10 @@ pub mod configuration;
 pub mod conversion;
 pub mod launch_priority;
 pub mod readiness_gates;
+pub mod registration;
 pub mod server;
+pub mod sidecarset_admission;
 pub mod sidecarset_injection;
 pub mod sidecarset_validation;
 pub mod tls;
+pub mod validating_configuration;

@@ -75,7 +75,8 @@ async fn convert(body: Bytes) -> impl IntoResponse {
     respond(answer)
 }
 
-fn respond(answer: Answer) -> impl IntoResponse {
+/// The HTTP response carrying `answer` (JSON).
+pub(crate) fn respond(answer: Answer) -> impl IntoResponse {
     let status =
         StatusCode::from_u16(answer.http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (

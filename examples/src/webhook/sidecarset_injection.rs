@@ -114,6 +114,12 @@ impl SidecarSetStores {
         Self::from_stores(sidecarsets, namespaces, revisions)
     }
 
+    /// The SidecarSet store (shared with the SidecarSet validating webhook).
+    #[must_use]
+    pub fn sidecarset_store(&self) -> Store<SidecarSet> {
+        self.sidecarsets.clone()
+    }
+
     /// Waits until every store has received its first list (pods admitted before would miss their
     /// sidecars); `false` when the reflectors stopped first.
     pub async fn wait_until_ready(&self) -> bool {
@@ -202,7 +208,7 @@ fn seed_of(uid: &str) -> u64 {
 }
 
 /// A reflector of `api` into a store, running until `shutdown`.
-fn reflect<K>(api: Api<K>, config: watcher::Config, shutdown: &Shutdown) -> Store<K>
+pub(crate) fn reflect<K>(api: Api<K>, config: watcher::Config, shutdown: &Shutdown) -> Store<K>
 where
     K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,

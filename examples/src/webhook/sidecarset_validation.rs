@@ -2,7 +2,7 @@
 //! answers with): every problem is a [`Violation`] naming the field and the value.
 //!
 //! * `spec.selector` is set, non-empty and valid; `spec.namespaceSelector` is valid;
-//! * `updateStrategy.partition` and `updateStrategy.selector` are not both set;
+//! * a non-zero `updateStrategy.partition` and `updateStrategy.selector` are not both set;
 //! * `HotUpgrade` only for containers (not init containers), with a `hotUpgradeEmptyImage` that differs from
 //!   the image; `upgradeType` of an existing container never changes (UPDATE);
 //! * container, init container and volume names do not collide with another SidecarSet that may select the
@@ -28,6 +28,7 @@
 
 use std::fmt;
 
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet, SidecarSetUpdateStrategyType};
 use kruise_api::keys::sidecarset as keys;
 use kruise_api::label_selector;
@@ -62,10 +63,10 @@ fn violation(field: impl Into<String>, message: impl Into<String>) -> Violation 
 /// Checks `sidecarset` (and, on UPDATE, against `old`) among the `others` stored, with the
 /// `patchPodMetadata` whitelist (`defaults_allowed`: gate `SidecarSetPatchPodMetadataDefaultsAllowed`).
 #[must_use]
-pub fn validate(
+pub fn validate<'a>(
     sidecarset: &SidecarSet,
     old: Option<&SidecarSet>,
-    others: &[SidecarSet],
+    others: impl IntoIterator<Item = &'a SidecarSet>,
     whitelist: Option<&PatchMetadataWhitelist>,
     defaults_allowed: bool,
 ) -> Vec<Violation> {
@@ -88,10 +89,16 @@ pub fn validate(
         found.push(violation("spec.namespaceSelector", error.to_string()));
     }
     let strategy = &spec.update_strategy;
-    if strategy.partition.is_some() && strategy.selector.is_some() {
+    if let Some(partition) = strategy.partition.as_ref().filter(|p| !is_zero(p))
+        && strategy.selector.is_some()
+    {
+        let value = match partition {
+            IntOrString::Int(number) => number.to_string(),
+            IntOrString::String(text) => format!("{text:?}"),
+        };
         found.push(violation(
             "spec.updateStrategy",
-            "partition and selector cannot both be set",
+            format!("a non-zero partition ({value}) and a selector cannot both be set"),
         ));
     }
     for (index, init) in spec.init_containers.iter().enumerate() {
@@ -140,7 +147,7 @@ pub fn validate(
     }
     let name = sidecarset.metadata.name.as_deref().unwrap_or_default();
     let overlapping: Vec<&SidecarSet> = others
-        .iter()
+        .into_iter()
         .filter(|other| other.metadata.name.as_deref() != Some(name))
         .filter(|other| may_overlap(sidecarset, other))
         .collect();
@@ -207,6 +214,17 @@ pub fn validate(
         }
     }
     found
+}
+
+/// Whether a partition keeps no pod back (`0`, `"0"`, `"0%"`).
+fn is_zero(partition: &IntOrString) -> bool {
+    match partition {
+        IntOrString::Int(number) => *number == 0,
+        IntOrString::String(text) => text
+            .trim_end_matches('%')
+            .parse::<i64>()
+            .is_ok_and(|n| n == 0),
+    }
 }
 
 /// Whether two SidecarSets may select the same pod (see the module doc).
@@ -280,6 +298,13 @@ mod tests {
             fields(&validate(&both, None, &[], None, false)),
             ["spec.updateStrategy"]
         );
+        for zero in [json!(0), json!("0%")] {
+            let canary = set(
+                "a",
+                json!({"updateStrategy": {"partition": zero, "selector": {"matchLabels": {"x": "y"}}}}),
+            );
+            assert!(validate(&canary, None, &[], None, false).is_empty());
+        }
     }
 
     #[test]

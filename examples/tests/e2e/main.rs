@@ -30,6 +30,7 @@ mod leader;
 mod node_agents;
 mod sidecar_terminator;
 mod sidecarset;
+mod sidecarset_validation;
 mod simulator;
 mod support;
 mod webhook;
@@ -119,6 +120,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         Box::pin(sidecarset::sidecarset_hot_upgrade_keeps_a_working_sidecar(
             c,
         ))
+    }),
+    ("sidecarset_webhook_rejects_invalid_sidecarsets", |c| {
+        Box::pin(sidecarset_validation::sidecarset_webhook_rejects_invalid_sidecarsets(c))
     }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))

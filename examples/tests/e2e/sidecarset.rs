@@ -30,13 +30,13 @@ use crate::cloneset_env::{Env, is_ready};
 use crate::support::{Cluster, Process, free_port, http_get, wait_for};
 
 const NAMESPACE: &str = "e2e-sidecarset";
-const MANAGER_NAMESPACE: &str = "e2e-sidecarset-system";
+pub const MANAGER_NAMESPACE: &str = "e2e-sidecarset-system";
 const SIDECARSET: &str = "test-sidecarset";
 const HOT_NAMESPACE: &str = "e2e-sidecarset-hot";
 const HOT_SIDECARSET: &str = "hotupgrade-sidecarset";
 const WAIT: Duration = Duration::from_secs(60);
 
-type Body = for<'a> fn(&'a Client, u16) -> Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
+pub type Body = for<'a> fn(&'a Client, u16) -> Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
 
 pub async fn sidecarset_injects_and_upgrades_in_place(cluster: &Cluster) -> Result<()> {
     with_manager(cluster, NAMESPACE, SIDECARSET, |client, port| {
@@ -54,7 +54,7 @@ pub async fn sidecarset_hot_upgrade_keeps_a_working_sidecar(cluster: &Cluster) -
 
 /// Runs `body` with the simulator for `namespace` and kruise-manager (webhook and controllers), then
 /// deletes the SidecarSet and the namespace's pods.
-async fn with_manager(
+pub async fn with_manager(
     cluster: &Cluster,
     namespace: &str,
     sidecarset: &str,
@@ -96,7 +96,7 @@ async fn with_manager(
     result.with_context(|| format!("manager log {}:\n{}", manager.log.display(), manager.tail()))
 }
 
-fn sidecarsets(client: &Client) -> Api<SidecarSet> {
+pub fn sidecarsets(client: &Client) -> Api<SidecarSet> {
     Api::all(client.clone())
 }
 
@@ -217,7 +217,7 @@ impl Unavailability {
     }
 }
 
-async fn wait_for_manager(client: &Client, metrics_port: u16) -> Result<()> {
+pub async fn wait_for_manager(client: &Client, metrics_port: u16) -> Result<()> {
     wait_for(
         "kruise-manager /readyz",
         Duration::from_secs(90),
