@@ -19,7 +19,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use crate::cloneset_env::{Env, ManagerHandle, is_ready, simulator_config};
-use crate::support::{Cluster, http_get, wait_for};
+use crate::support::{Cluster, http_get, percentile, rss, wait_for};
 
 const NAMESPACE: &str = "e2e-cs-measure";
 
@@ -59,20 +59,6 @@ pub async fn cloneset_measure_1000_pods(cluster: &Cluster) -> Result<()> {
     result.and(stopped)
 }
 
-/// `(VmRSS, VmHWM)` in MiB.
-fn rss(pid: u32) -> Result<(f64, f64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let field = |name: &str| -> f64 {
-        status
-            .lines()
-            .find(|line| line.starts_with(name))
-            .and_then(|line| line.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<f64>().ok())
-            .map_or(0.0, |kb| kb / 1024.0)
-    };
-    Ok((field("VmRSS:"), field("VmHWM:")))
-}
-
 #[derive(Default)]
 struct Timeline {
     /// Pod name -> when it last became Ready.
@@ -82,14 +68,6 @@ struct Timeline {
     /// Pod events seen, and watch errors.
     events: usize,
     errors: Vec<String>,
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[index.min(sorted.len() - 1)]
 }
 
 async fn reconcile_histogram(port: u16) -> Result<String> {

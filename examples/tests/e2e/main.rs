@@ -30,6 +30,7 @@ mod leader;
 mod node_agents;
 mod sidecar_terminator;
 mod sidecarset;
+mod sidecarset_measure;
 mod sidecarset_validation;
 mod simulator;
 mod support;
@@ -123,6 +124,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("sidecarset_webhook_rejects_invalid_sidecarsets", |c| {
         Box::pin(sidecarset_validation::sidecarset_webhook_rejects_invalid_sidecarsets(c))
+    }),
+    ("sidecarset_measure_webhook_and_memory", |c| {
+        Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))
     }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))

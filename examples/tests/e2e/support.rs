@@ -283,3 +283,26 @@ pub async fn ensure_namespace(client: &Client, name: &str) -> Result<()> {
     .await?;
     Ok(())
 }
+
+/// `(VmRSS, VmHWM)` in MiB.
+pub fn rss(pid: u32) -> Result<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let field = |name: &str| -> f64 {
+        status
+            .lines()
+            .find(|line| line.starts_with(name))
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    Ok((field("VmRSS:"), field("VmHWM:")))
+}
+
+/// The `p` quantile (0..=1) of sorted values (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
