@@ -178,19 +178,33 @@ registry_config() {
   if [ -n "$auth" ]; then printf 'auth:\n  htpasswd:\n    realm: kruise-test\n    path: %s\n' "$auth"; fi
 }
 
+# Starts registry $1 on a free port (printed) with data dir $2 and optional htpasswd $3. A registry that exits
+# during start (say, its port was taken between the check and the bind) is retried on another port; the last
+# failure's log goes into the error message (the run directory is removed with the failure).
 start_registry() {
-  local name=$1 port=$2 data=$3 auth=${4:-}
-  registry_config "$port" "$data" "$auth" >"$RUN_DIR/$name.yml"
-  setsid docker-registry serve "$RUN_DIR/$name.yml" </dev/null >"$RUN_DIR/$name.log" 2>&1 &
-  echo "$!" >"$RUN_DIR/$name.pid"
-  local i
-  for i in $(seq 1 100); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v2/")" != "000" ] && return 0
-    alive "$(cat "$RUN_DIR/$name.pid")" || { stop_all; fail "registry $name exited during start; see $RUN_DIR/$name.log"; }
-    sleep 0.05
+  local name=$1 data=$2 auth=${3:-} attempt port i pid
+  for attempt in 1 2 3; do
+    port="$(free_port)"
+    registry_config "$port" "$data" "$auth" >"$RUN_DIR/$name.yml"
+    setsid docker-registry serve "$RUN_DIR/$name.yml" </dev/null >"$RUN_DIR/$name.log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$RUN_DIR/$name.pid"
+    for i in $(seq 1 100); do
+      if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v2/")" != "000" ]; then
+        echo "$port"
+        return 0
+      fi
+      alive "$pid" || break
+      sleep 0.05
+    done
+    alive "$pid" && break
+    printf '[containerd] registry %s exited during start on port %s (attempt %s): %s\n' \
+      "$name" "$port" "$attempt" "$(tail -n 3 "$RUN_DIR/$name.log" | tr '\n' ' ')" >&2
   done
+  local last
+  last="$(tail -n 5 "$RUN_DIR/$name.log" 2>/dev/null | tr '\n' ' ')"
   stop_all
-  fail "registry $name does not answer on 127.0.0.1:$port; see $RUN_DIR/$name.log"
+  fail "registry $name did not start on 127.0.0.1:$port: $last"
 }
 
 # The registries' contents are pushed once (through the first containerd) and cached; later runs only serve them.
@@ -246,10 +260,8 @@ cmd_start() {
   local data="$CRI_CACHE/registry-r$IMAGE_RECIPE" port auth_port
   mkdir -p "$data/plain" "$data/auth"
   htpasswd -Bbn "$AUTH_USER" "$AUTH_PASSWORD" >"$RUN_DIR/htpasswd" 2>/dev/null
-  port="$(free_port)"
-  auth_port="$(free_port)"
-  start_registry registry "$port" "$data/plain"
-  start_registry registry-auth "$auth_port" "$data/auth" "$RUN_DIR/htpasswd"
+  port="$(start_registry registry "$data/plain")"
+  auth_port="$(start_registry registry-auth "$data/auth" "$RUN_DIR/htpasswd")"
   populate_registries "$first_sock" "$port" "$auth_port"
 
   local endpoints=""
