@@ -8,14 +8,44 @@ use k8s_openapi::api::core::v1::{
 };
 use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer};
 
+/// Which of `additional` to take: those whose key is not among `taken` nor an earlier taken one's. Keys are
+/// borrowed, so nothing is copied to decide.
+fn first_wins<'a, T>(
+    taken: impl Iterator<Item = &'a str>,
+    additional: &'a [T],
+    key: impl Fn(&'a T) -> &'a str,
+) -> Vec<bool> {
+    let mut keys: BTreeSet<&str> = taken.collect();
+    additional
+        .iter()
+        .map(|item| keys.insert(key(item)))
+        .collect()
+}
+
+/// Appends the items of `additional` that `keep` selects, cloned.
+fn append_kept<T: Clone>(original: &mut Vec<T>, additional: &[T], keep: &[bool]) {
+    let count = keep.iter().filter(|kept| **kept).count();
+    original.reserve(count);
+    original.extend(
+        additional
+            .iter()
+            .zip(keep)
+            .filter(|(_, kept)| **kept)
+            .map(|(item, _)| item.clone()),
+    );
+}
+
 /// Appends the variables of `additional` whose name is not taken yet (by `original` or an earlier one).
 pub fn merge_env(original: &mut Vec<EnvVar>, additional: &[EnvVar]) {
-    let mut names: BTreeSet<String> = original.iter().map(|env| env.name.clone()).collect();
-    for env in additional {
-        if names.insert(env.name.clone()) {
-            original.push(env.clone());
-        }
+    if additional.is_empty() {
+        return;
     }
+    let keep = first_wins(
+        original.iter().map(|env| env.name.as_str()),
+        additional,
+        |env| env.name.as_str(),
+    );
+    append_kept(original, additional, &keep);
 }
 
 /// Appends the mounts of `additional` whose mount path is not used yet by a mount or by one of `devices`.
@@ -24,16 +54,18 @@ pub fn merge_volume_mounts(
     devices: &[VolumeDevice],
     additional: &[VolumeMount],
 ) {
-    let mut paths: BTreeSet<String> = original
-        .iter()
-        .map(|mount| mount.mount_path.clone())
-        .chain(devices.iter().map(|device| device.device_path.clone()))
-        .collect();
-    for mount in additional {
-        if paths.insert(mount.mount_path.clone()) {
-            original.push(mount.clone());
-        }
+    if additional.is_empty() {
+        return;
     }
+    let keep = first_wins(
+        original
+            .iter()
+            .map(|mount| mount.mount_path.as_str())
+            .chain(devices.iter().map(|device| device.device_path.as_str())),
+        additional,
+        |mount| mount.mount_path.as_str(),
+    );
+    append_kept(original, additional, &keep);
 }
 
 /// Appends the devices of `additional` whose device path is not used yet by a device or by one of `mounts`.
@@ -42,27 +74,38 @@ pub fn merge_volume_devices(
     mounts: &[VolumeMount],
     additional: &[VolumeDevice],
 ) {
-    let mut paths: BTreeSet<String> = original
-        .iter()
-        .map(|device| device.device_path.clone())
-        .chain(mounts.iter().map(|mount| mount.mount_path.clone()))
-        .collect();
-    for device in additional {
-        if paths.insert(device.device_path.clone()) {
-            original.push(device.clone());
-        }
+    if additional.is_empty() {
+        return;
     }
+    let keep = first_wins(
+        original
+            .iter()
+            .map(|device| device.device_path.as_str())
+            .chain(mounts.iter().map(|mount| mount.mount_path.as_str())),
+        additional,
+        |device| device.device_path.as_str(),
+    );
+    append_kept(original, additional, &keep);
 }
 
 /// Appends the volumes of `additional` whose name is not taken yet (the pod's volume, or the first sidecar's,
 /// wins).
 pub fn merge_volumes(original: &mut Vec<Volume>, additional: Vec<Volume>) {
-    let mut names: BTreeSet<String> = original.iter().map(|volume| volume.name.clone()).collect();
-    for volume in additional {
-        if names.insert(volume.name.clone()) {
-            original.push(volume);
-        }
+    if additional.is_empty() {
+        return;
     }
+    let keep = first_wins(
+        original.iter().map(|volume| volume.name.as_str()),
+        &additional,
+        |volume| volume.name.as_str(),
+    );
+    original.reserve(keep.iter().filter(|kept| **kept).count());
+    original.extend(
+        additional
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(volume, kept)| kept.then_some(volume)),
+    );
 }
 
 /// The pod's pull secrets then the sidecars', de-duplicated by name (first wins).
@@ -71,10 +114,17 @@ pub fn merge_pull_secrets(
     pod: Vec<LocalObjectReference>,
     sidecars: Vec<LocalObjectReference>,
 ) -> Vec<LocalObjectReference> {
-    let mut names = BTreeSet::new();
+    let keep: Vec<bool> = {
+        let mut names = BTreeSet::new();
+        pod.iter()
+            .chain(&sidecars)
+            .map(|secret| names.insert(secret.name.as_str()))
+            .collect()
+    };
     pod.into_iter()
         .chain(sidecars)
-        .filter(|secret| names.insert(secret.name.clone()))
+        .zip(keep)
+        .filter_map(|(secret, kept)| kept.then_some(secret))
         .collect()
 }
 
@@ -86,7 +136,10 @@ pub fn merge_sidecar_containers(
     mut pod: Vec<Container>,
     sidecars: Vec<SidecarContainer>,
 ) -> Vec<Container> {
-    let mut before = Vec::new();
+    if sidecars.is_empty() {
+        return pod;
+    }
+    let mut merged = Vec::with_capacity(pod.len() + sidecars.len());
     let mut after = Vec::new();
     for sidecar in sidecars {
         if let Some(existing) = pod
@@ -97,13 +150,13 @@ pub fn merge_sidecar_containers(
             continue;
         }
         match sidecar.pod_inject_policy {
-            Some(PodInjectPolicy::BeforeAppContainer) => before.push(sidecar.container),
+            Some(PodInjectPolicy::BeforeAppContainer) => merged.push(sidecar.container),
             _ => after.push(sidecar.container),
         }
     }
-    before.append(&mut pod);
-    before.append(&mut after);
-    before
+    merged.append(&mut pod);
+    merged.append(&mut after);
+    merged
 }
 
 #[cfg(test)]

@@ -34,19 +34,28 @@ pub fn is_hot_upgrade(sidecar: &SidecarContainer) -> bool {
 /// `<name>-1` and `<name>-2`.
 #[must_use]
 pub fn container_names(name: &str) -> (String, String) {
-    (format!("{name}-1"), format!("{name}-2"))
+    (joined(&[name, "-1"]), joined(&[name, "-2"]))
+}
+
+/// The parts one after the other (cheaper than `format!` on the injection path).
+fn joined(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(parts.iter().map(|part| part.len()).sum());
+    for part in parts {
+        out.push_str(part);
+    }
+    out
 }
 
 /// `version.sidecarset.kruise.io/<container>`.
 #[must_use]
 pub fn version_annotation(container: &str) -> String {
-    format!("{}{container}", keys::VERSION_ANNOTATION_PREFIX)
+    joined(&[keys::VERSION_ANNOTATION_PREFIX, container])
 }
 
 /// `versionalt.sidecarset.kruise.io/<container>`.
 #[must_use]
 pub fn version_alt_annotation(container: &str) -> String {
-    format!("{}{container}", keys::VERSION_ALT_ANNOTATION_PREFIX)
+    joined(&[keys::VERSION_ALT_ANNOTATION_PREFIX, container])
 }
 
 /// The working container of a hot-upgrade sidecar and the other one: the annotation's value when it is
@@ -62,14 +71,14 @@ pub fn working_and_idle(sidecar: &str, pod: &Pod) -> (String, String) {
     }
 }
 
-fn annotation_env(name: &str, annotation: &str) -> EnvVar {
+fn annotation_env(name: &str, annotation_prefix: &str, container: &str) -> EnvVar {
     EnvVar {
         name: name.to_owned(),
         value: None,
         value_from: Some(EnvVarSource {
             field_ref: Some(ObjectFieldSelector {
                 api_version: None,
-                field_path: format!("metadata.annotations['{annotation}']"),
+                field_path: joined(&["metadata.annotations['", annotation_prefix, container, "']"]),
             }),
             ..EnvVarSource::default()
         }),
@@ -95,13 +104,16 @@ pub fn into_pair(sidecar: SidecarContainer) -> (SidecarContainer, SidecarContain
     second.container.image = Some(empty_image);
     for container in [&mut first.container, &mut second.container] {
         let env = container.env.get_or_insert_with(Vec::new);
+        env.reserve(2);
         env.push(annotation_env(
             keys::VERSION_ENV,
-            &version_annotation(&container.name),
+            keys::VERSION_ANNOTATION_PREFIX,
+            &container.name,
         ));
         env.push(annotation_env(
             keys::VERSION_ALT_ENV,
-            &version_alt_annotation(&container.name),
+            keys::VERSION_ALT_ANNOTATION_PREFIX,
+            &container.name,
         ));
     }
     (first, second)

@@ -221,16 +221,16 @@ pub fn inject_sidecarsets(
     let pod_secrets = spec.image_pull_secrets.take().unwrap_or_default();
     let merged_secrets = merge_pull_secrets(pod_secrets, secrets);
     spec.image_pull_secrets = (!merged_secrets.is_empty()).then_some(merged_secrets);
-    for (annotation, value) in annotations {
-        records::set_annotation(&mut pod, &annotation, value);
-    }
+    pod.metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .extend(annotations);
     Ok(pod)
 }
 
 fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Pieces, Error> {
-    let key = records::pod_key(pod);
     let parse_error = |source| Error::PodAnnotation {
-        pod: key.clone(),
+        pod: records::pod_key(pod),
         source,
     };
     let mut hashes = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
@@ -238,7 +238,28 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
         records::hash_entries(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION).map_err(parse_error)?;
     let mut working = records::working_containers(pod);
     let mut injected = records::injected_list(pod);
-    let mut pieces = Pieces::default();
+    // Every sidecar becomes one container, a hot-upgrade one two.
+    let sidecar_count = |list: &[SidecarContainer]| -> usize {
+        list.iter()
+            .map(|sidecar| 1 + usize::from(hot_upgrade::is_hot_upgrade(sidecar)))
+            .sum()
+    };
+    let mut pieces = Pieces {
+        containers: Vec::with_capacity(
+            sidecarsets
+                .iter()
+                .map(|set| sidecar_count(&set.spec.containers))
+                .sum(),
+        ),
+        init_containers: Vec::with_capacity(
+            sidecarsets
+                .iter()
+                .map(|set| sidecar_count(&set.spec.init_containers))
+                .sum(),
+        ),
+        volumes: Vec::with_capacity(sidecarsets.iter().map(|set| set.spec.volumes.len()).sum()),
+        ..Pieces::default()
+    };
     let time = records::to_time(now);
 
     for sidecarset in sidecarsets {

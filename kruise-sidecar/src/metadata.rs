@@ -40,6 +40,9 @@ pub fn patch_annotations(
     annotations: &mut BTreeMap<String, String>,
     patches: &[SidecarSetPatchPodMetadata],
 ) -> Result<bool, (String, String, String, MergePatchError)> {
+    if patches.is_empty() {
+        return Ok(false);
+    }
     let before = annotations.clone();
     for patch in patches {
         let policy = patch.patch_policy.as_ref();

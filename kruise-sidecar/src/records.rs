@@ -140,17 +140,14 @@ pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
         out.push_str(":{\"updateTimestamp\":");
         match &entry.update_timestamp {
             None => out.push_str("null"),
-            Some(time) => {
-                let text = match &last_time {
-                    Some((known, text)) if *known == time => text.clone(),
-                    _ => {
-                        let text = to_annotation_value(time);
-                        last_time = Some((time, text.clone()));
-                        text
-                    }
-                };
-                out.push_str(&text);
-            }
+            Some(time) => match &last_time {
+                Some((known, text)) if *known == time => out.push_str(text),
+                _ => {
+                    let text = time_value(time);
+                    out.push_str(&text);
+                    last_time = Some((time, text));
+                }
+            },
         }
         out.push_str(",\"hash\":");
         write_str(&mut out, &entry.hash);
@@ -173,6 +170,38 @@ pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
         out.push('}');
     }
     out.push('}');
+    out
+}
+
+/// A `Time` as [`to_annotation_value`] writes it (`"YYYY-MM-DDTHH:MM:SSZ"`, quoted), formatted directly for the
+/// years 0 to 9999.
+fn time_value(time: &Time) -> String {
+    let civil = k8s_openapi::jiff::tz::Offset::UTC.to_datetime(time.0);
+    let Ok(year) = u16::try_from(civil.year()) else {
+        return to_annotation_value(time);
+    };
+    if year > 9999 {
+        return to_annotation_value(time);
+    }
+    let fields = [
+        (u32::from(year), 4, '-'),
+        (u32::try_from(civil.month()).unwrap_or_default(), 2, '-'),
+        (u32::try_from(civil.day()).unwrap_or_default(), 2, 'T'),
+        (u32::try_from(civil.hour()).unwrap_or_default(), 2, ':'),
+        (u32::try_from(civil.minute()).unwrap_or_default(), 2, ':'),
+        (u32::try_from(civil.second()).unwrap_or_default(), 2, 'Z'),
+    ];
+    let mut out = String::with_capacity(22);
+    out.push('"');
+    for (value, width, separator) in fields {
+        let mut divisor = 10_u32.pow(width - 1);
+        while divisor > 0 {
+            out.push(char::from_digit((value / divisor) % 10, 10).unwrap_or('0'));
+            divisor /= 10;
+        }
+        out.push(separator);
+    }
+    out.push('"');
     out
 }
 
@@ -201,6 +230,24 @@ mod tests {
                 ..ObjectMeta::default()
             },
             ..Pod::default()
+        }
+    }
+
+    #[test]
+    fn time_value_is_the_serialised_time() {
+        for text in [
+            "2024-05-01T10:00:00Z",
+            "1970-01-01T00:00:00Z",
+            "0001-02-03T04:05:06Z",
+            "9999-12-30T12:34:56.999Z",
+            "2024-02-29T23:59:59.5Z",
+        ] {
+            let time = Time(text.parse().unwrap());
+            assert_eq!(time_value(&time), to_annotation_value(&time), "{text}");
+        }
+        for extreme in [Timestamp::MAX, Timestamp::MIN] {
+            let time = Time(extreme);
+            assert_eq!(time_value(&time), to_annotation_value(&time));
         }
     }
 

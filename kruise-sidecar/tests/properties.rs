@@ -91,7 +91,16 @@ proptest! {
         // The patch turns the admitted pod into the injected one.
         let mut value = serde_json::to_value(&pod).unwrap();
         json_patch::patch(&mut value, &once.patch).unwrap();
-        prop_assert_eq!(serde_json::from_value::<Pod>(value).unwrap(), once.pod);
+        prop_assert_eq!(serde_json::from_value::<Pod>(value).unwrap(), once.pod.clone());
+        // The JSON-text patch of `inject_json` is the same patch, with the same pod.
+        let request = kruise_sidecar::InjectRequest {
+            pod: &pod, old_pod: None, sidecarsets: &sets, revisions: &[], namespace_labels: None,
+            now: support::now(), options: kruise_sidecar::Options::default(),
+        };
+        let text = kruise_sidecar::inject_json(&request, &mut kruise_sidecar::SeededChance::new(1)).unwrap();
+        prop_assert_eq!(&text.pod, &once.pod);
+        let parsed: serde_json::Value = serde_json::from_str(&text.patch).unwrap();
+        prop_assert_eq!(parsed, serde_json::to_value(&once.patch).unwrap());
     }
 
     #[test]
