@@ -73,17 +73,10 @@ const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 /// Answers one AdmissionReview body.
 #[must_use]
 pub fn review(body: &[u8], mutator: &Mutator) -> Answer {
-    let parsed: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
-        Ok(review) => review,
-        Err(error) => return unreadable(body, &error),
-    };
-    let request: AdmissionRequest<DynamicObject> = match parsed.try_into() {
+    let request = match parse_request(body) {
         Ok(request) => request,
-        Err(_) => return not_a_review("the AdmissionReview has no request"),
+        Err(answer) => return answer,
     };
-    if request.uid.is_empty() {
-        return not_a_review("the AdmissionReview request has no uid");
-    }
     let response = match mutate(&request, mutator) {
         Ok(ops) if ops.is_empty() => AdmissionResponse::from(&request),
         Ok(ops) => match serde_json::from_value::<json_patch::Patch>(Value::Array(ops)) {
@@ -95,6 +88,22 @@ pub fn review(body: &[u8], mutator: &Mutator) -> Answer {
         Err(message) => deny(&request, &message),
     };
     answer(200, &response)
+}
+
+/// The request of an AdmissionReview body, or the answer to a body that is not one (see the module doc).
+///
+/// # Errors
+/// The answer to send instead.
+pub fn parse_request(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, Answer> {
+    let parsed: AdmissionReview<DynamicObject> =
+        serde_json::from_slice(body).map_err(|error| unreadable(body, &error))?;
+    let request: AdmissionRequest<DynamicObject> = parsed
+        .try_into()
+        .map_err(|_| not_a_review("the AdmissionReview has no request"))?;
+    if request.uid.is_empty() {
+        return Err(not_a_review("the AdmissionReview request has no uid"));
+    }
+    Ok(request)
 }
 
 /// The patch operations for one request; `Err` is the message of a rejection.
@@ -173,7 +182,7 @@ fn deny(request: &AdmissionRequest<DynamicObject>, message: &str) -> AdmissionRe
 
 /// A body that does not parse as a review: if it still carries a request UID, the API server sent it
 /// (say, with a pod whose metadata has the wrong shape), so it gets a proper rejection.
-pub(crate) fn unreadable(body: &[u8], error: &serde_json::Error) -> Answer {
+fn unreadable(body: &[u8], error: &serde_json::Error) -> Answer {
     let value: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let uid = value
         .pointer("/request/uid")
@@ -191,7 +200,7 @@ pub(crate) fn unreadable(body: &[u8], error: &serde_json::Error) -> Answer {
     answer(200, &response)
 }
 
-pub(crate) fn not_a_review(message: &str) -> Answer {
+fn not_a_review(message: &str) -> Answer {
     let mut response = AdmissionResponse::invalid(message);
     response.result.code = 400;
     answer(400, &response)

@@ -48,12 +48,12 @@ use kruise_api::defaults::ApplyDefaults;
 use kruise_api::keys::sidecarset::{CONFIGURATION_CONFIG_MAP, PATCH_POD_METADATA_WHITELIST_KEY};
 use kruise_sidecar::metadata::PatchMetadataWhitelist;
 use kube::core::DynamicObject;
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::{Api, Client};
 
-use super::admission::{Answer, answer, not_a_review, unreadable};
+use super::admission::{Answer, answer, parse_request};
 use super::server::respond;
 use super::sidecarset_injection::reflect;
 use super::sidecarset_validation::{Violation, validate};
@@ -140,17 +140,10 @@ impl SidecarSetValidator {
     /// Answers one AdmissionReview body.
     #[must_use]
     pub fn review(&self, body: &[u8]) -> Answer {
-        let parsed: AdmissionReview<DynamicObject> = match serde_json::from_slice(body) {
-            Ok(review) => review,
-            Err(error) => return unreadable(body, &error),
-        };
-        let request: AdmissionRequest<DynamicObject> = match parsed.try_into() {
+        let request = match parse_request(body) {
             Ok(request) => request,
-            Err(_) => return not_a_review("the AdmissionReview has no request"),
+            Err(answer) => return answer,
         };
-        if request.uid.is_empty() {
-            return not_a_review("the AdmissionReview request has no uid");
-        }
         let response = match self.check(&request) {
             Ok(()) => AdmissionResponse::from(&request),
             Err(rejection) => rejection.respond(&request),

@@ -19,7 +19,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use crate::cloneset_env::{Env, ManagerHandle, is_ready, simulator_config};
-use crate::support::{Cluster, http_get, percentile, rss, wait_for};
+use crate::support::{Cluster, histogram_summary, http_get, percentile, rss, wait_for};
 
 const NAMESPACE: &str = "e2e-cs-measure";
 
@@ -72,54 +72,11 @@ struct Timeline {
 
 async fn reconcile_histogram(port: u16) -> Result<String> {
     let (_, text) = http_get(port, "/metrics").await?;
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            l.starts_with("kruise_manager_reconcile_duration_seconds")
-                && l.contains("controller=\"cloneset\"")
-        })
-        .collect();
-    let value = |suffix: &str| -> f64 {
-        lines
-            .iter()
-            .find(|l| {
-                l.starts_with(&format!(
-                    "kruise_manager_reconcile_duration_seconds_{suffix}"
-                ))
-            })
-            .and_then(|l| l.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    };
-    let (sum, count) = (value("sum"), value("count"));
-    let buckets: Vec<(f64, f64)> = lines
-        .iter()
-        .filter(|l| l.contains("_bucket"))
-        .filter_map(|l| {
-            let le = l.split("le=\"").nth(1)?.split('"').next()?;
-            let le = if le == "+Inf" {
-                f64::INFINITY
-            } else {
-                le.parse().ok()?
-            };
-            Some((le, l.rsplit(' ').next()?.parse().ok()?))
-        })
-        .collect();
-    let quantile = |q: f64| {
-        buckets
-            .iter()
-            .find(|(_, c)| *c >= q * count)
-            .map_or(f64::NAN, |(le, _)| *le)
-    };
-    Ok(format!(
-        "{count} reconciles, mean {:.1} ms, p50 <= {} ms, p99 <= {} ms",
-        if count > 0.0 {
-            sum / count * 1000.0
-        } else {
-            0.0
-        },
-        quantile(0.5) * 1000.0,
-        quantile(0.99) * 1000.0
+    Ok(histogram_summary(
+        &text,
+        "kruise_manager_reconcile_duration_seconds",
+        "controller=\"cloneset\"",
+        "reconciles",
     ))
 }
 

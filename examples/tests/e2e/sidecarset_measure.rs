@@ -34,7 +34,8 @@ use tokio::net::TcpStream;
 
 use crate::sidecarset::{MANAGER_NAMESPACE, sidecarsets, wait_for_manager};
 use crate::support::{
-    Cluster, Process, ensure_namespace, free_port, http_get, percentile, rss, wait_for,
+    Cluster, Process, ensure_namespace, free_port, histogram_summary, http_get, percentile, rss,
+    wait_for,
 };
 
 const NAMESPACE: &str = "e2e-sidecarset-measure";
@@ -248,7 +249,12 @@ async fn measure(client: &Client, pid: u32, metrics_port: u16, webhook_port: u16
     );
     eprintln!(
         "      server-side (manager histogram): {}",
-        webhook_histogram(&server)
+        histogram_summary(
+            &server,
+            "kruise_manager_webhook_duration_seconds",
+            "",
+            "reviews"
+        )
     );
     eprintln!(
         "    manager RSS: idle {idle:.0} MiB, after the load {after_load:.0} MiB, with {SIDECARSETS} SidecarSets and {count} pods {loaded:.0} MiB (peak {peak:.0} MiB); {count} pods created in {:.1} s",
@@ -348,46 +354,4 @@ async fn create_pods(pods: &Api<Pod>, count: usize) -> Result<()> {
         result?;
     }
     Ok(())
-}
-
-/// Count, mean and bucket quantiles of `kruise_manager_webhook_duration_seconds`.
-fn webhook_histogram(metrics: &str) -> String {
-    let lines: Vec<&str> = metrics
-        .lines()
-        .filter(|line| line.starts_with("kruise_manager_webhook_duration_seconds"))
-        .collect();
-    let value = |suffix: &str| -> f64 {
-        lines
-            .iter()
-            .find(|line| {
-                line.starts_with(&format!("kruise_manager_webhook_duration_seconds_{suffix}"))
-            })
-            .and_then(|line| line.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    };
-    let (sum, count) = (value("sum"), value("count"));
-    let buckets: Vec<(String, f64)> = lines
-        .iter()
-        .filter(|line| line.contains("_bucket"))
-        .filter_map(|line| {
-            let le = line.split("le=\"").nth(1)?.split('"').next()?.to_owned();
-            Some((le, line.rsplit(' ').next()?.parse().ok()?))
-        })
-        .collect();
-    let quantile = |q: f64| {
-        buckets
-            .iter()
-            .find(|(_, c)| *c >= q * count)
-            .map_or_else(|| "?".to_owned(), |(le, _)| le.clone())
-    };
-    if count == 0.0 {
-        return "no observations".to_owned();
-    }
-    format!(
-        "{count} reviews, mean {:.3} ms, p50 <= {} s, p99 <= {} s",
-        sum / count * 1000.0,
-        quantile(0.5),
-        quantile(0.99)
-    )
 }

@@ -306,3 +306,49 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     let index = ((sorted.len() - 1) as f64 * p).round() as usize;
     sorted[index.min(sorted.len() - 1)]
 }
+
+/// Count, mean and bucket quantiles (in ms) of the Prometheus histogram `name` in the text exposition
+/// `metrics`, over the lines containing `filter` (`""` for all), counting `what`.
+pub fn histogram_summary(metrics: &str, name: &str, filter: &str, what: &str) -> String {
+    let lines: Vec<&str> = metrics
+        .lines()
+        .filter(|line| line.starts_with(name) && line.contains(filter))
+        .collect();
+    let value = |suffix: &str| -> f64 {
+        lines
+            .iter()
+            .find(|line| line.starts_with(&format!("{name}_{suffix}")))
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let (sum, count) = (value("sum"), value("count"));
+    if count == 0.0 {
+        return format!("no {what}");
+    }
+    let buckets: Vec<(f64, f64)> = lines
+        .iter()
+        .filter(|line| line.contains("_bucket"))
+        .filter_map(|line| {
+            let le = line.split("le=\"").nth(1)?.split('"').next()?;
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
+            Some((le, line.rsplit(' ').next()?.parse().ok()?))
+        })
+        .collect();
+    let quantile = |q: f64| {
+        buckets
+            .iter()
+            .find(|(_, c)| *c >= q * count)
+            .map_or(f64::NAN, |(le, _)| *le * 1000.0)
+    };
+    format!(
+        "{count} {what}, mean {:.3} ms, p50 <= {} ms, p99 <= {} ms",
+        sum / count * 1000.0,
+        quantile(0.5),
+        quantile(0.99)
+    )
+}
