@@ -3,15 +3,18 @@
 //! The full CloneSet plan (diffs, candidates, ordering, limiting, actions) at 1k, 10k and 100k pods with a
 //! realistic mix (old and new revisions, unready pods, PreparingDelete pods held by a hook, a weight priority
 //! and a scatter term), next to a baseline that only walks the pods once reading their revision label and
-//! Ready condition.
+//! Ready condition. `plan_cached` is the same plan from a `PodFactsCache` built outside the timed loop (the
+//! incremental path of a controller that keeps the cache beside its pod store), and `cache_update` the cost
+//! of one pod event (a new resourceVersion of one pod) applied to that cache.
 
 use std::hint::black_box;
+use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_benches::rollout::{Fleet, baseline};
 use kruise_schedule::cloneset::{
-    PlanInput, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
+    PlanInput, PodFactsCache, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
 };
 
 fn rollout(c: &mut Criterion) {
@@ -54,6 +57,37 @@ fn rollout(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("plan", size), &input, |b, input| {
             b.iter(|| plan(black_box(input), &mut SeededIds::new(1)));
+        });
+        let mut cache = PodFactsCache::for_cloneset(&fleet.cloneset);
+        cache.replace_all(fleet.pods.iter().cloned().map(Arc::new));
+        let cached = PlanInput::from_cache(
+            &fleet.cloneset,
+            &cache,
+            revisions,
+            &fleet.now,
+            &fleet.options,
+        );
+        group.bench_with_input(
+            BenchmarkId::new("plan_cached", size),
+            &cached,
+            |b, input| {
+                b.iter(|| plan(black_box(input), &mut SeededIds::new(1)));
+            },
+        );
+        // One pod event: alternate two versions of the pod in the middle (different resourceVersions, so
+        // each apply re-reads the pod).
+        let middle = fleet.pods.get(size / 2).cloned().unwrap_or_default();
+        let mut next = middle.clone();
+        next.metadata.resource_version = Some("next".to_owned());
+        let versions = [Arc::new(middle), Arc::new(next)];
+        let mut updates = cache.clone();
+        let mut turn = 0usize;
+        group.bench_function(BenchmarkId::new("cache_update", size), |b| {
+            b.iter(|| {
+                turn += 1;
+                let version = versions.get(turn % 2).cloned().unwrap_or_default();
+                black_box(updates.apply(version))
+            });
         });
     }
     group.finish();

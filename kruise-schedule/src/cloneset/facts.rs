@@ -1,11 +1,20 @@
 //! One pass over the pods: the compact facts every later step reads, so that no step walks the pods' maps
 //! again (spec 3b "inputs").
+//!
+//! A pod's facts come in two layers. [`RawFacts`] depend on the pod alone (labels, conditions, phase, …);
+//! [`PodFacts`] add what depends on the CloneSet, its revisions and `now` (revision match, specified
+//! deletion, `minReadySeconds` availability, the priority and scatter keys). A cold plan reads both from the
+//! pods; a plan from a [`super::PodFactsCache`] keeps the raw layer between plans and derives the rest with
+//! the same [`RawFacts::derive`], so both paths decide alike by construction.
 
 use std::collections::HashSet;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps::v1beta1::RollingUpdateCloneSetStrategy;
 use kruise_api::keys;
+use kruise_api::scatter::UpdateScatterTerm;
+use kruise_api::update_priority::UpdatePriorityStrategy;
 
 use super::settings::Settings;
 use crate::pod_view::{self, Conditions, State};
@@ -51,6 +60,19 @@ pub(crate) const NEEDS_REFRESH: u16 = 1 << 8;
 /// Has no `pod-template-hash` label.
 pub(crate) const NO_TEMPLATE_HASH: u16 = 1 << 9;
 
+/// Raw bit: the pod is active (not finished, not being deleted).
+const RAW_ACTIVE: u8 = 1;
+/// Raw bit: `apps.kruise.io/specified-delete` is present.
+const RAW_SPECIFIED_LABEL: u8 = 1 << 1;
+/// Raw bit: `Running` and `InPlaceUpdateReady` not false.
+const RAW_SERVING: u8 = 1 << 2;
+/// Raw bit: a non-empty in-place grace annotation.
+const RAW_GRACE: u8 = 1 << 3;
+/// Raw bit: the in-place refresh may have something to write.
+const RAW_NEEDS_REFRESH: u8 = 1 << 4;
+/// Raw bit: no `pod-template-hash` label.
+const RAW_NO_TEMPLATE_HASH: u8 = 1 << 5;
+
 impl PodFacts<'_> {
     /// Whether every flag in `flags` is set.
     pub(crate) fn has(&self, flags: u16) -> bool {
@@ -58,11 +80,7 @@ impl PodFacts<'_> {
     }
 
     /// Whether the pod matches scatter term `position` of `terms` (a missing label reads as `""`).
-    pub(crate) fn matches_scatter(
-        &self,
-        position: usize,
-        term: &kruise_api::scatter::UpdateScatterTerm,
-    ) -> bool {
+    pub(crate) fn matches_scatter(&self, position: usize, term: &UpdateScatterTerm) -> bool {
         if position < 64 {
             self.scatter & (1 << position) != 0
         } else {
@@ -77,6 +95,17 @@ pub(crate) struct Facts<'a> {
     pub(crate) pods: Vec<PodFacts<'a>>,
     /// The earliest time a ready pod becomes available for `minReadySeconds` (for the requeue).
     pub(crate) next_available: Option<Timestamp>,
+}
+
+/// What a pod alone says, independent of any CloneSet setting and of `now`: the layer a
+/// [`super::PodFactsCache`] keeps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawFacts {
+    /// The lifecycle state.
+    pub(crate) state: State,
+    bits: u8,
+    /// The `ActivePods` key without the name (the name is the pod's, filled in when planning).
+    pub(crate) active: ActiveKey<'static>,
 }
 
 /// The labels the planner reads, found in one walk over the label map.
@@ -118,6 +147,193 @@ fn read_annotations(pod: &Pod) -> (bool, Option<&str>) {
     (grace, state.or(legacy_state))
 }
 
+impl RawFacts {
+    /// Reads `pod` once; also returns its `controller-revision-hash` label (`""` without it).
+    pub(crate) fn read(pod: &Pod) -> (Self, &str) {
+        let labels = read_labels(pod);
+        let conditions = Conditions::of(pod);
+        let mut bits = 0;
+        if kruise_api::pod::is_active(pod) {
+            bits |= RAW_ACTIVE;
+        }
+        if labels.specified_delete {
+            bits |= RAW_SPECIFIED_LABEL;
+        }
+        if !labels.template_hash {
+            bits |= RAW_NO_TEMPLATE_HASH;
+        }
+        if pod_view::phase(pod) == "Running" && conditions.in_place_ready {
+            bits |= RAW_SERVING;
+        }
+        let (grace, in_place_state) = read_annotations(pod);
+        if grace {
+            bits |= RAW_GRACE | RAW_NEEDS_REFRESH;
+        } else if needs_refresh(pod, in_place_state, &conditions) {
+            bits |= RAW_NEEDS_REFRESH;
+        }
+        let key = ActiveKey::with_conditions(pod, &conditions);
+        let raw = Self {
+            state: State::from_label(labels.state),
+            bits,
+            active: ActiveKey {
+                scheduled: key.scheduled,
+                phase: key.phase,
+                ready: key.ready,
+                ready_since: key.ready_since,
+                restarts: key.restarts,
+                created: key.created,
+                name: "",
+            },
+        };
+        (raw, labels.revision)
+    }
+
+    /// Whether the pod is active (the planner ignores the others).
+    pub(crate) fn is_active(&self) -> bool {
+        self.bits & RAW_ACTIVE != 0
+    }
+
+    /// Whether the `apps.kruise.io/specified-delete` label is present.
+    pub(crate) fn specified_label(&self) -> bool {
+        self.bits & RAW_SPECIFIED_LABEL != 0
+    }
+
+    /// The planner's flags for this pod: `revision` holds the revision flags ([`revision_flags`]),
+    /// `specified` whether the pod is specified for deletion; also when a ready pod becomes available, if it
+    /// is not yet.
+    pub(crate) fn derive(
+        &self,
+        revision: u16,
+        specified: bool,
+        settings: &Settings<'_>,
+        now: Timestamp,
+    ) -> (u16, Option<Timestamp>) {
+        let state = self.state;
+        let mut flags = revision;
+        if flags & UPDATED == 0
+            && settings.preparing_update_as_update
+            && state == State::PreparingUpdate
+        {
+            flags |= UPDATED_FOR_SCALE;
+        }
+        if specified {
+            flags |= SPECIFIED;
+        }
+        if self.bits & RAW_NO_TEMPLATE_HASH != 0 {
+            flags |= NO_TEMPLATE_HASH;
+        }
+        if self.bits & RAW_GRACE != 0 {
+            flags |= GRACE;
+        }
+        if self.bits & RAW_NEEDS_REFRESH != 0 {
+            flags |= NEEDS_REFRESH;
+        }
+        let mut next_available = None;
+        if self.bits & RAW_SERVING != 0 {
+            let ready = self.active.ready;
+            if ready {
+                flags |= UPDATE_READY;
+                if state.is_normal() {
+                    flags |= READY;
+                }
+            }
+            if state.is_normal() {
+                let conditions = Conditions {
+                    ready,
+                    ready_since: self.active.ready_since.0,
+                    in_place_ready: true,
+                    in_place_settled: false,
+                };
+                if conditions.available(settings.min_ready_seconds, now) {
+                    flags |= AVAILABLE;
+                } else {
+                    next_available = conditions.available_at(settings.min_ready_seconds, now);
+                }
+            }
+        }
+        (flags, next_available)
+    }
+}
+
+/// `UPDATED | UPDATED_FOR_SCALE` when `revision` denotes `update`, `CURRENT` when it denotes `current`.
+pub(crate) fn revision_flags(revision: &str, current: &str, update: &str) -> u16 {
+    let mut flags = 0;
+    if kruise_api::pod::revision_matches(revision, update) {
+        flags |= UPDATED | UPDATED_FOR_SCALE;
+    }
+    if kruise_api::pod::revision_matches(revision, current) {
+        flags |= CURRENT;
+    }
+    flags
+}
+
+/// The keys a priority strategy and scatter terms give pods.
+pub(crate) struct OrderKeys<'a> {
+    priority: Priority<'a>,
+    terms: &'a [UpdateScatterTerm],
+}
+
+impl<'a> OrderKeys<'a> {
+    /// The keys of the rolling strategy (none without one).
+    pub(crate) fn of(rolling: Option<&'a RollingUpdateCloneSetStrategy>) -> Self {
+        Self::from_parts(
+            rolling.and_then(|r| r.priority_strategy.as_ref()),
+            rolling.map_or(&[][..], |r| r.scatter_strategy.as_slice()),
+        )
+    }
+
+    /// The keys of a priority strategy (if any) and scatter terms.
+    pub(crate) fn from_parts(
+        priority: Option<&'a UpdatePriorityStrategy>,
+        terms: &'a [UpdateScatterTerm],
+    ) -> Self {
+        Self {
+            priority: priority.map_or_else(Priority::none, Priority::new),
+            terms,
+        }
+    }
+
+    /// The priority key and the scatter bits of `pod`.
+    pub(crate) fn keys(&self, pod: &Pod) -> (PriorityKey, u64) {
+        let mut scatter = 0u64;
+        for (position, term) in self.terms.iter().take(64).enumerate() {
+            if crate::sort::scatter::matches(pod, term) {
+                scatter |= 1 << position;
+            }
+        }
+        (self.priority.key_of(pod), scatter)
+    }
+}
+
+/// One pod's facts from its raw facts and the derived values.
+pub(crate) fn assemble<'a>(
+    pod: &'a Pod,
+    index: usize,
+    raw: &RawFacts,
+    flags: u16,
+    (priority, scatter): (PriorityKey, u64),
+) -> PodFacts<'a> {
+    PodFacts {
+        pod,
+        index,
+        state: raw.state,
+        flags,
+        scatter,
+        priority,
+        active: ActiveKey {
+            name: pod_view::name(pod),
+            ..raw.active
+        },
+    }
+}
+
+/// Keeps the earliest of the times a pod becomes available.
+pub(crate) fn earliest(current: &mut Option<Timestamp>, at: Option<Timestamp>) {
+    if let Some(at) = at {
+        *current = Some(current.map_or(at, |t| t.min(at)));
+    }
+}
+
 /// Reads every active pod once.
 pub(crate) fn collect<'a>(
     pods: &'a [Pod],
@@ -127,11 +343,7 @@ pub(crate) fn collect<'a>(
     now: Timestamp,
 ) -> Facts<'a> {
     let to_delete: HashSet<&str> = settings.pods_to_delete.iter().map(String::as_str).collect();
-    let rolling = settings.rolling;
-    let priority = rolling
-        .and_then(|r| r.priority_strategy.as_ref())
-        .map_or_else(Priority::none, Priority::new);
-    let terms = rolling.map_or(&[][..], |r| r.scatter_strategy.as_slice());
+    let order_keys = OrderKeys::of(settings.rolling);
     let mut facts = Facts {
         pods: Vec::with_capacity(pods.len()),
         next_available: None,
@@ -140,63 +352,19 @@ pub(crate) fn collect<'a>(
         if !kruise_api::pod::is_active(pod) {
             continue;
         }
-        let labels = read_labels(pod);
-        let state = State::from_label(labels.state);
-        let conditions = Conditions::of(pod);
-        let running = pod_view::phase(pod) == "Running";
-        let mut flags = 0;
-        if kruise_api::pod::revision_matches(labels.revision, update) {
-            flags |= UPDATED | UPDATED_FOR_SCALE;
-        } else if settings.preparing_update_as_update && state == State::PreparingUpdate {
-            flags |= UPDATED_FOR_SCALE;
-        }
-        if kruise_api::pod::revision_matches(labels.revision, current) {
-            flags |= CURRENT;
-        }
-        if labels.specified_delete
-            || (!to_delete.is_empty() && to_delete.contains(pod_view::name(pod)))
-        {
-            flags |= SPECIFIED;
-        }
-        if !labels.template_hash {
-            flags |= NO_TEMPLATE_HASH;
-        }
-        let serving = running && conditions.in_place_ready;
-        if serving && conditions.ready {
-            flags |= UPDATE_READY;
-            if state.is_normal() {
-                flags |= READY;
-            }
-        }
-        if serving && state.is_normal() && conditions.available(settings.min_ready_seconds, now) {
-            flags |= AVAILABLE;
-        } else if serving
-            && state.is_normal()
-            && let Some(at) = conditions.available_at(settings.min_ready_seconds, now)
-        {
-            facts.next_available = Some(facts.next_available.map_or(at, |t| t.min(at)));
-        }
-        let (grace, in_place_state) = read_annotations(pod);
-        if grace {
-            flags |= GRACE | NEEDS_REFRESH;
-        } else if needs_refresh(pod, in_place_state, &conditions) {
-            flags |= NEEDS_REFRESH;
-        }
-        let mut scatter = 0u64;
-        for (position, term) in terms.iter().take(64).enumerate() {
-            if crate::sort::scatter::matches(pod, term) {
-                scatter |= 1 << position;
-            }
-        }
-        facts.pods.push(PodFacts {
-            pod,
-            index,
-            state,
-            flags,
-            scatter,
-            priority: priority.key_of(pod),
-            active: ActiveKey::with_conditions(pod, &conditions),
-        });
+        let (raw, revision) = RawFacts::read(pod);
+        let specified = raw.specified_label()
+            || (!to_delete.is_empty() && to_delete.contains(pod_view::name(pod)));
+        let (flags, available_at) = raw.derive(
+            revision_flags(revision, current, update),
+            specified,
+            settings,
+            now,
+        );
+        earliest(&mut facts.next_available, available_at);
+        facts
+            .pods
+            .push(assemble(pod, index, &raw, flags, order_keys.keys(pod)));
     }
     facts
 }

@@ -48,6 +48,7 @@
 //! ```
 
 mod action;
+mod cache;
 mod create;
 mod diff;
 mod error;
@@ -62,6 +63,7 @@ mod status;
 mod update;
 
 pub use action::{Action, ActionKind, Rule, Target, UpdateHow};
+pub use cache::{Applied, PodFactsCache};
 pub use create::OWNER_API_VERSION;
 pub use diff::{Diff, RevisionMatch, calculate_diffs};
 pub use error::Error;

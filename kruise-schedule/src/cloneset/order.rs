@@ -52,23 +52,23 @@ fn full<'a, K: Ord>(
 ) -> Vec<&'a PodFacts<'a>> {
     let len = candidates.len();
     let sorted = select::first_k(candidates, len, key);
-    let pods = ctx.input.pods;
-    let mut order: Vec<usize> = sorted.iter().map(|facts| facts.index).collect();
+    // The scatter sorter works on positions into `sorted`.
+    let pods: Vec<&k8s_openapi::api::core::v1::Pod> =
+        sorted.iter().map(|facts| facts.pod).collect();
+    let mut order: Vec<usize> = (0..sorted.len()).collect();
     let terms = ctx
         .settings
         .rolling
         .map_or(&[][..], |r| r.scatter_strategy.as_slice());
     if scatter.is_active() && order.len() > 1 {
-        for term in scatter.terms_for(pods, &order) {
+        for term in scatter.terms_for(&pods, &order) {
             let (matched, unmatched) = totals(ctx, terms, term);
-            order = scatter::by_term(pods, term, order, matched, unmatched);
+            order = scatter::by_term(&pods, term, order, matched, unmatched);
         }
     }
-    let by_index: std::collections::HashMap<usize, &'a PodFacts<'a>> =
-        sorted.iter().map(|facts| (facts.index, *facts)).collect();
     let mut out: Vec<&'a PodFacts<'a>> = order
         .iter()
-        .filter_map(|index| by_index.get(index).copied())
+        .filter_map(|&position| sorted.get(position).copied())
         .collect();
     out.sort_by(|a, b| match (a.state, b.state) {
         (State::PreparingUpdate, State::PreparingUpdate) => Ordering::Equal,
