@@ -11,9 +11,10 @@ use kruise_api::apps::v1beta1::{CloneSet, CloneSetUpdateStrategyType};
 use kruise_api::scatter::UpdateScatterTerm;
 use kruise_api::update_priority::UpdatePriorityStrategy;
 
-use super::facts::{self, Facts, OrderKeys, RawFacts};
+use super::facts::{self, Facts, OrderKeys, RawFacts, SortKeys};
 use super::settings::Settings;
 use crate::pod_view;
+use crate::sort::active::ActiveKey;
 use crate::sort::priority::PriorityKey;
 
 /// The facts of one CloneSet's pods, kept beside a controller's pod store and updated per pod event, so that
@@ -72,9 +73,12 @@ pub enum Applied {
 }
 
 /// The cached facts of one pod.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Entry {
     raw: RawFacts,
+    /// A copy of the pod's name, kept with the facts so that name tie-breaks in orderings read compact
+    /// memory rather than the pods'.
+    name: Box<str>,
     /// The interned `controller-revision-hash`.
     revision: u32,
     /// The priority key and scatter bits for `PodFactsCache::ordering`.
@@ -260,8 +264,8 @@ impl PodFactsCache {
             return None;
         }
         let pod = self.pods.swap_remove(position);
-        let entry = self.entries.swap_remove(position);
-        self.revisions.release(entry.revision);
+        let released = self.entries.swap_remove(position).revision;
+        self.revisions.release(released);
         if let Some(moved) = self.pods.get(position) {
             let (namespace, name) = key(moved);
             if let Some(slot) = self
@@ -322,6 +326,7 @@ impl PodFactsCache {
         let (priority, scatter) = self.ordering.keys().keys(pod);
         Entry {
             raw,
+            name: pod_view::name(pod).into(),
             revision: self.revisions.intern(revision),
             priority,
             scatter,
@@ -355,10 +360,9 @@ impl PodFactsCache {
         }
         let cached_keys = self.ordering.matches(settings);
         let order_keys = OrderKeys::of(settings.rolling);
-        let mut out = Facts {
-            pods: Vec::with_capacity(self.pods.len()),
-            next_available: None,
-        };
+        let mut pods = Vec::with_capacity(self.pods.len());
+        let mut priorities = Vec::new();
+        let mut next_available = None;
         for (index, (pod, entry)) in self.pods.iter().zip(&self.entries).enumerate() {
             let raw = &entry.raw;
             if !raw.is_active() {
@@ -370,15 +374,44 @@ impl PodFactsCache {
                 .unwrap_or(0);
             let specified = raw.specified_label() || named.get(index).copied().unwrap_or(false);
             let (flags, available_at) = raw.derive(revision, specified, settings, now);
-            facts::earliest(&mut out.next_available, available_at);
-            let keys = if cached_keys {
-                (entry.priority, entry.scatter)
+            facts::earliest(&mut next_available, available_at);
+            let scatter = if cached_keys {
+                entry.scatter
             } else {
-                order_keys.keys(pod)
+                let (priority, scatter) = order_keys.keys(pod);
+                priorities.push(priority);
+                scatter
             };
-            out.pods.push(facts::assemble(pod, index, raw, flags, keys));
+            pods.push(facts::assemble(
+                (pod, index, pods.len()),
+                raw,
+                (entry.revision, flags),
+                scatter,
+            ));
         }
-        out
+        Facts {
+            pods,
+            keys: SortKeys::Cached(self, (!cached_keys).then_some(priorities)),
+            revisions: self
+                .revisions
+                .names
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .collect(),
+            next_available,
+        }
+    }
+
+    /// The cached priority key and the `ActivePods` key of the pod at `index`.
+    pub(crate) fn sort_key(&self, index: usize) -> Option<(PriorityKey, ActiveKey<'_>)> {
+        let entry = self.entries.get(index)?;
+        Some((
+            entry.priority,
+            ActiveKey {
+                name: &entry.name,
+                ..entry.raw.active
+            },
+        ))
     }
 }
 

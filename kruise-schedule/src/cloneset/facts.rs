@@ -16,6 +16,7 @@ use kruise_api::keys;
 use kruise_api::scatter::UpdateScatterTerm;
 use kruise_api::update_priority::UpdatePriorityStrategy;
 
+use super::cache::PodFactsCache;
 use super::settings::Settings;
 use crate::pod_view::{self, Conditions, State};
 use crate::sort::active::ActiveKey;
@@ -28,15 +29,15 @@ pub(crate) struct PodFacts<'a> {
     pub(crate) pod: &'a Pod,
     /// Index into the input pods.
     pub(crate) index: usize,
+    /// The `controller-revision-hash` label, as an index into [`Facts::revisions`].
+    pub(crate) revision: u32,
     /// The lifecycle state.
     pub(crate) state: State,
     flags: u16,
+    /// Position in [`Facts::pods`] (for [`Facts::sort_key`]).
+    slot: u32,
     /// Which of the first 64 scatter terms the pod matches (bit `i` for term `i`).
     scatter: u64,
-    /// The update-priority key (`PriorityKey::Equal` without a priority strategy).
-    pub(crate) priority: PriorityKey,
-    /// The `ActivePods` key.
-    pub(crate) active: ActiveKey<'a>,
 }
 
 /// `controller-revision-hash` denotes the update revision (upstream `EqualToRevisionHash`).
@@ -93,8 +94,97 @@ impl PodFacts<'_> {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Facts<'a> {
     pub(crate) pods: Vec<PodFacts<'a>>,
+    /// The pods' sort keys, kept apart from the facts every step walks.
+    pub(crate) keys: SortKeys<'a>,
+    /// The distinct `controller-revision-hash` labels ([`PodFacts::revision`] indexes it).
+    pub(crate) revisions: Vec<&'a str>,
     /// The earliest time a ready pod becomes available for `minReadySeconds` (for the requeue).
     pub(crate) next_available: Option<Timestamp>,
+}
+
+/// Where the pods' sort keys (update priority, `ActivePods` key) are read from.
+#[derive(Clone, Debug)]
+pub(crate) enum SortKeys<'a> {
+    /// Read from the pods, by slot.
+    Read(Vec<(PriorityKey, ActiveKey<'a>)>),
+    /// From the cache by pod index; with priorities by slot when the cache's are for another strategy.
+    Cached(&'a PodFactsCache, Option<Vec<PriorityKey>>),
+}
+
+impl Default for SortKeys<'_> {
+    fn default() -> Self {
+        Self::Read(Vec::new())
+    }
+}
+
+impl<'a> Facts<'a> {
+    /// The update-priority key (`PriorityKey::Equal` without a priority strategy) and the `ActivePods` key
+    /// of `pod`.
+    pub(crate) fn sort_key(&self, pod: &PodFacts<'a>) -> (PriorityKey, ActiveKey<'a>) {
+        let slot = pod.slot as usize;
+        let found = match &self.keys {
+            SortKeys::Read(keys) => keys.get(slot).copied(),
+            SortKeys::Cached(cache, priorities) => cache.sort_key(pod.index).map(|(cached, active)| {
+                let priority = priorities
+                    .as_ref()
+                    .and_then(|p| p.get(slot).copied())
+                    .unwrap_or(cached);
+                (priority, active)
+            }),
+        };
+        found.unwrap_or_else(|| {
+            let conditions = Conditions::of(pod.pod);
+            (PriorityKey::Equal, ActiveKey::with_conditions(pod.pod, &conditions))
+        })
+    }
+
+    /// The pod's `controller-revision-hash` label (`""` without one).
+    pub(crate) fn revision(&self, pod: &PodFacts<'_>) -> &'a str {
+        self.revisions
+            .get(pod.revision as usize)
+            .copied()
+            .unwrap_or("")
+    }
+}
+
+/// Interns the revision labels of one plan's pods: a short list scanned in order (pods carry few distinct
+/// revisions), with a map once it grows.
+struct RevisionIds<'a> {
+    names: Vec<&'a str>,
+    flags: Vec<u16>,
+    index: std::collections::HashMap<&'a str, u32>,
+}
+
+/// Past this many distinct revisions, [`RevisionIds`] looks names up in its map.
+const REVISION_SCAN: usize = 8;
+
+impl<'a> RevisionIds<'a> {
+    fn new() -> Self {
+        Self {
+            names: Vec::new(),
+            flags: Vec::new(),
+            index: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The id and revision flags of `name`.
+    fn id(&mut self, name: &'a str, current: &str, update: &str) -> (u32, u16) {
+        let found = if self.names.len() <= REVISION_SCAN {
+            self.names.iter().position(|known| *known == name)
+        } else {
+            self.index.get(name).map(|&id| id as usize)
+        };
+        let id = found.unwrap_or_else(|| {
+            let id = self.names.len();
+            self.names.push(name);
+            self.flags.push(revision_flags(name, current, update));
+            self.index
+                .insert(name, u32::try_from(id).unwrap_or(u32::MAX));
+            id
+        });
+        let flags = self.flags.get(id).copied().unwrap_or(0);
+        (u32::try_from(id).unwrap_or(u32::MAX), flags)
+    }
 }
 
 /// What a pod alone says, independent of any CloneSet setting and of `now`: the layer a
@@ -305,25 +395,21 @@ impl<'a> OrderKeys<'a> {
     }
 }
 
-/// One pod's facts from its raw facts and the derived values.
+/// One pod's facts from its raw facts and the derived values; `slot` is its position in the facts.
 pub(crate) fn assemble<'a>(
-    pod: &'a Pod,
-    index: usize,
+    (pod, index, slot): (&'a Pod, usize, usize),
     raw: &RawFacts,
-    flags: u16,
-    (priority, scatter): (PriorityKey, u64),
+    (revision, flags): (u32, u16),
+    scatter: u64,
 ) -> PodFacts<'a> {
     PodFacts {
         pod,
         index,
+        revision,
         state: raw.state,
         flags,
+        slot: u32::try_from(slot).unwrap_or(u32::MAX),
         scatter,
-        priority,
-        active: ActiveKey {
-            name: pod_view::name(pod),
-            ..raw.active
-        },
     }
 }
 
@@ -344,29 +430,36 @@ pub(crate) fn collect<'a>(
 ) -> Facts<'a> {
     let to_delete: HashSet<&str> = settings.pods_to_delete.iter().map(String::as_str).collect();
     let order_keys = OrderKeys::of(settings.rolling);
-    let mut facts = Facts {
-        pods: Vec::with_capacity(pods.len()),
-        next_available: None,
-    };
+    let mut out = Vec::with_capacity(pods.len());
+    let mut keys = Vec::with_capacity(pods.len());
+    let mut next_available = None;
+    let mut revisions = RevisionIds::new();
     for (index, pod) in pods.iter().enumerate() {
         if !kruise_api::pod::is_active(pod) {
             continue;
         }
         let (raw, revision) = RawFacts::read(pod);
-        let specified = raw.specified_label()
-            || (!to_delete.is_empty() && to_delete.contains(pod_view::name(pod)));
-        let (flags, available_at) = raw.derive(
-            revision_flags(revision, current, update),
-            specified,
-            settings,
-            now,
-        );
-        earliest(&mut facts.next_available, available_at);
-        facts
-            .pods
-            .push(assemble(pod, index, &raw, flags, order_keys.keys(pod)));
+        let name = pod_view::name(pod);
+        let specified =
+            raw.specified_label() || (!to_delete.is_empty() && to_delete.contains(name));
+        let (revision, revision_flags) = revisions.id(revision, current, update);
+        let (flags, available_at) = raw.derive(revision_flags, specified, settings, now);
+        earliest(&mut next_available, available_at);
+        let (priority, scatter) = order_keys.keys(pod);
+        out.push(assemble(
+            (pod, index, keys.len()),
+            &raw,
+            (revision, flags),
+            scatter,
+        ));
+        keys.push((priority, ActiveKey { name, ..raw.active }));
     }
-    facts
+    Facts {
+        pods: out,
+        keys: SortKeys::Read(keys),
+        revisions: revisions.names,
+        next_available,
+    }
 }
 
 /// Whether `kruise_inplace::refresh` could write anything for this pod without a grace period: later

@@ -29,7 +29,11 @@ pub(crate) fn first<'a>(
     }
     let rolling = ctx.settings.rolling;
     let terms: &[UpdateScatterTerm] = rolling.map_or(&[], |r| r.scatter_strategy.as_slice());
-    let key = |facts: &&'a PodFacts<'a>| Key(facts.priority, facts.active);
+    let keys = &ctx.facts;
+    let key = |facts: &&'a PodFacts<'a>| {
+        let (priority, active) = keys.sort_key(facts);
+        Key(priority, active)
+    };
     let preparing = candidates
         .iter()
         .any(|facts| facts.state == State::PreparingUpdate);
@@ -115,28 +119,45 @@ fn one_term<'a, K: Ord>(
     };
     matched.retain(|facts| facts.index != last.index);
     let (m_len, u_len) = (matched.len(), unmatched.len());
-    let matched = select::first_k(matched, k, &mut key);
-    let unmatched = select::first_k(unmatched, k, &mut key);
+    let (total_matched, total_unmatched) = totals(ctx, terms, term);
+    let interleave = |m_positions: &[usize], u_positions: &[usize], last: usize| {
+        scatter::interleave(
+            Sequence {
+                prefix: m_positions,
+                len: m_len,
+            },
+            Sequence {
+                prefix: u_positions,
+                len: u_len,
+            },
+            Some(last),
+            total_matched,
+            total_unmatched,
+            k,
+        )
+    };
+    // The interleaving takes a number of pods from each side that depends only on the counts: find it on
+    // placeholder positions first, then order only that many of each side.
+    let m_ids: Vec<usize> = (0..k.min(m_len)).collect();
+    let u_ids: Vec<usize> = (m_len..m_len + k.min(u_len)).collect();
+    let shape = interleave(&m_ids, &u_ids, usize::MAX);
+    let m_need = shape.iter().filter(|&&id| id < m_len).count();
+    let u_need = shape
+        .iter()
+        .filter(|&&id| id >= m_len && id != usize::MAX)
+        .count();
+    let matched = select::first_k(matched, m_need, &mut key);
+    let unmatched = select::first_k(unmatched, u_need, &mut key);
     let mut items = matched.clone();
     items.extend(unmatched.iter().copied());
     items.push(last);
     let positions: Vec<usize> = (0..items.len()).collect();
     let (m_positions, rest) = positions.split_at(matched.len());
     let (u_positions, last_position) = rest.split_at(unmatched.len());
-    let (total_matched, total_unmatched) = totals(ctx, terms, term);
-    let order = scatter::interleave(
-        Sequence {
-            prefix: m_positions,
-            len: m_len,
-        },
-        Sequence {
-            prefix: u_positions,
-            len: u_len,
-        },
-        last_position.first().copied(),
-        total_matched,
-        total_unmatched,
-        k,
+    let order = interleave(
+        m_positions,
+        u_positions,
+        last_position.first().copied().unwrap_or(usize::MAX),
     );
     order
         .into_iter()

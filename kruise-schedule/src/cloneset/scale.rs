@@ -186,7 +186,7 @@ fn choose<'f, 'a>(
         let facts = group.get(position).copied();
         let rank = ranks.get(position).copied().unwrap_or(0.0);
         facts.map(|f| DeletionKey {
-            active: f.active,
+            active: ctx.facts.sort_key(f).1,
             available: Some(f.has(super::facts::AVAILABLE)),
             cost: crate::sort::deletion::deletion_cost(f.pod),
             rank,
