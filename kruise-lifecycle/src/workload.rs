@@ -279,7 +279,7 @@ impl<'a> Workload<'a> {
                         self.move_to(pod, &LifecycleStateType::PreparingUpdate, now, None)?;
                     Ok(UpdateDecision::Hold(held))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating(pod, now)))
+                    Ok(UpdateDecision::UpdateNow(self.updating_from(current.clone(), pod, now)))
                 }
             }
             Some(LifecycleStateType::Updated) => match hook {
@@ -298,11 +298,11 @@ impl<'a> Workload<'a> {
                 if is_hooked(hook, pod) {
                     Ok(UpdateDecision::Hold(Transition::stay(pod)))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating(pod, now)))
+                    Ok(UpdateDecision::UpdateNow(self.updating_from(current.clone(), pod, now)))
                 }
             }
             Some(LifecycleStateType::Updating) => {
-                Ok(UpdateDecision::UpdateNow(self.updating(pod, now)))
+                Ok(UpdateDecision::UpdateNow(self.updating_from(current.clone(), pod, now)))
             }
             Some(LifecycleStateType::PreparingDelete | LifecycleStateType::Unknown(_)) => {
                 Err(not_allowed(pod, current))
@@ -445,9 +445,13 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// The `Updating` state written with an in-place update.
-    fn updating(&self, pod: &Pod, now: &Zoned) -> Transition {
-        let from = state(pod);
+    /// The `Updating` state written with an in-place update, for a pod in state `from`.
+    fn updating_from(
+        &self,
+        from: Option<LifecycleStateType>,
+        pod: &Pod,
+        now: &Zoned,
+    ) -> Transition {
         if self.kind == WorkloadKind::StatefulSet && from.is_none() {
             return Transition::stay(pod);
         }
