@@ -264,7 +264,21 @@ impl<'a> Workload<'a> {
     /// [`Error::UpdateNotAllowed`] in `PreparingDelete` or an unknown state; [`Error::NotReadyMessage`] when
     /// the pod's `KruisePodReady` message does not parse.
     pub fn update_wanted(&self, pod: &Pod, now: &Zoned) -> Result<UpdateDecision, Error> {
-        let current = state(pod);
+        self.update_wanted_in(pod, state(pod), now)
+    }
+
+    /// [`update_wanted`](Self::update_wanted) for a pod whose lifecycle state the caller already read:
+    /// `current` must be the pod's state as [`crate::state::state`] reads it. Planners that keep per-pod
+    /// facts use it so as not to look the label up again.
+    ///
+    /// # Errors
+    /// As [`update_wanted`](Self::update_wanted).
+    pub fn update_wanted_in(
+        &self,
+        pod: &Pod,
+        current: Option<LifecycleStateType>,
+        now: &Zoned,
+    ) -> Result<UpdateDecision, Error> {
         if self.kind == WorkloadKind::DaemonSet {
             return match current {
                 Some(LifecycleStateType::PreparingDelete) => Err(not_allowed(pod, current)),

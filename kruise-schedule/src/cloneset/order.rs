@@ -14,9 +14,53 @@ use crate::sort::priority::PriorityKey;
 use crate::sort::scatter::{self, Scatter, Sequence};
 use crate::sort::select;
 
-/// The base key: priority first, then `ActivePods` (with the pod name last).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Key<'a>(PriorityKey, ActiveKey<'a>);
+/// The base key: priority first, then `ActivePods` (with the pod name last). The first 16 bytes of the
+/// name are kept in the key (big-endian, zero-padded: names hold no NUL byte, so they order as the names
+/// do), so that ties of the other rules rarely read the names themselves.
+#[derive(Clone, Copy, Debug)]
+struct Key<'a> {
+    priority: PriorityKey,
+    active: ActiveKey<'a>,
+    name_head: u128,
+}
+
+impl<'a> Key<'a> {
+    fn new(priority: PriorityKey, active: ActiveKey<'a>) -> Self {
+        let mut head = [0u8; 16];
+        for (slot, byte) in head.iter_mut().zip(active.name.bytes()) {
+            *slot = byte;
+        }
+        Self {
+            priority,
+            active,
+            name_head: u128::from_be_bytes(head),
+        }
+    }
+}
+
+impl PartialEq for Key<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Key<'_> {}
+
+impl PartialOrd for Key<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.priority
+            .cmp(&other.priority)
+            .then_with(|| self.active.cmp_unnamed(&other.active))
+            .then(self.name_head.cmp(&other.name_head))
+            .then_with(|| self.active.name.cmp(other.active.name))
+    }
+}
 
 /// The first `k` candidates in the update order.
 pub(crate) fn first<'a>(
@@ -32,7 +76,7 @@ pub(crate) fn first<'a>(
     let keys = &ctx.facts;
     let key = |facts: &&'a PodFacts<'a>| {
         let (priority, active) = keys.sort_key(facts);
-        Key(priority, active)
+        Key::new(priority, active)
     };
     let preparing = candidates
         .iter()

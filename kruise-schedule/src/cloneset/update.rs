@@ -284,7 +284,15 @@ impl<'c, 'a> Updater<'c, 'a> {
         if in_place {
             match self.spec_for(facts) {
                 Ok(spec) => {
-                    match self.ctx.workload.update_wanted(pod, self.ctx.input.now)? {
+                    let decision = match facts.state.lifecycle() {
+                        Some(current) => {
+                            self.ctx
+                                .workload
+                                .update_wanted_in(pod, current, self.ctx.input.now)?
+                        }
+                        None => self.ctx.workload.update_wanted(pod, self.ctx.input.now)?,
+                    };
+                    match decision {
                         UpdateDecision::Hold(transition) => {
                             if !transition.is_noop() {
                                 actions.push(Action {
