@@ -79,6 +79,8 @@ struct Entry {
     /// A copy of the pod's name, kept with the facts so that name tie-breaks in orderings read compact
     /// memory rather than the pods'.
     name: Box<str>,
+    /// `facts::name_head` of the name.
+    name_head: u128,
     /// The interned `controller-revision-hash`.
     revision: u32,
     /// The priority key and scatter bits for `PodFactsCache::ordering`.
@@ -327,6 +329,7 @@ impl PodFactsCache {
         Entry {
             raw,
             name: pod_view::name(pod).into(),
+            name_head: facts::name_head(pod_view::name(pod)),
             revision: self.revisions.intern(revision),
             priority,
             scatter,
@@ -400,6 +403,11 @@ impl PodFactsCache {
                 .collect(),
             next_available,
         }
+    }
+
+    /// The head of the name of the pod at `index` (`facts::name_head`).
+    pub(crate) fn name_head(&self, index: usize) -> Option<u128> {
+        self.entries.get(index).map(|entry| entry.name_head)
     }
 
     /// The cached priority key and the `ActivePods` key of the pod at `index`.

@@ -117,7 +117,25 @@ impl Default for SortKeys<'_> {
     }
 }
 
+/// The first 16 bytes of `name`, big-endian and zero-padded: for names without NUL bytes (Kubernetes
+/// names have none) heads order as the names do, and equal heads leave the order to the full names.
+pub(crate) fn name_head(name: &str) -> u128 {
+    let mut head = [0u8; 16];
+    for (slot, byte) in head.iter_mut().zip(name.bytes()) {
+        *slot = byte;
+    }
+    u128::from_be_bytes(head)
+}
+
 impl<'a> Facts<'a> {
+    /// [`name_head`] of the pod's name, when it is at hand without reading the pod.
+    pub(crate) fn known_name_head(&self, pod: &PodFacts<'a>) -> Option<u128> {
+        match &self.keys {
+            SortKeys::Read(_) => None,
+            SortKeys::Cached(cache, _) => cache.name_head(pod.index),
+        }
+    }
+
     /// The update-priority key (`PriorityKey::Equal` without a priority strategy) and the `ActivePods` key
     /// of `pod`.
     pub(crate) fn sort_key(&self, pod: &PodFacts<'a>) -> (PriorityKey, ActiveKey<'a>) {

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use kruise_api::scatter::UpdateScatterTerm;
 
-use super::facts::PodFacts;
+use super::facts::{self, PodFacts};
 use super::plan::Ctx;
 use crate::pod_view::State;
 use crate::sort::active::ActiveKey;
@@ -25,15 +25,11 @@ struct Key<'a> {
 }
 
 impl<'a> Key<'a> {
-    fn new(priority: PriorityKey, active: ActiveKey<'a>) -> Self {
-        let mut head = [0u8; 16];
-        for (slot, byte) in head.iter_mut().zip(active.name.bytes()) {
-            *slot = byte;
-        }
+    fn new(priority: PriorityKey, active: ActiveKey<'a>, name_head: Option<u128>) -> Self {
         Self {
             priority,
             active,
-            name_head: u128::from_be_bytes(head),
+            name_head: name_head.unwrap_or_else(|| facts::name_head(active.name)),
         }
     }
 }
@@ -76,7 +72,7 @@ pub(crate) fn first<'a>(
     let keys = &ctx.facts;
     let key = |facts: &&'a PodFacts<'a>| {
         let (priority, active) = keys.sort_key(facts);
-        Key::new(priority, active)
+        Key::new(priority, active, keys.known_name_head(facts))
     };
     let preparing = candidates
         .iter()
