@@ -157,6 +157,7 @@ pub(crate) fn update(ctx: &Ctx<'_>, requeue: &mut Requeue) -> Result<(Step, Vec<
     }
 
     let mut updater = Updater::new(ctx, target, options);
+    actions.reserve(chosen.len());
     for (position, facts) in chosen.into_iter().enumerate() {
         let rule = |how| Rule::Update {
             target,
