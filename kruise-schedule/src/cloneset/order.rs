@@ -13,23 +13,65 @@ use crate::sort::active::ActiveKey;
 use crate::sort::priority::PriorityKey;
 use crate::sort::scatter::{self, Scatter, Sequence};
 use crate::sort::select;
+use crate::sort::LatestFirst;
 
-/// The base key: priority first, then `ActivePods` (with the pod name last). The first 16 bytes of the
-/// name are kept in the key (big-endian, zero-padded: names hold no NUL byte, so they order as the names
-/// do), so that ties of the other rules rarely read the names themselves.
+/// The base key: priority first, then `ActivePods` (with the pod name last), packed into integers so that
+/// comparing two keys is a run of integer comparisons and the keys being sorted stay small. The first 16
+/// bytes of the name ([`facts::name_head`]) come before the name itself, so that ties of the other rules
+/// rarely read the names.
 #[derive(Clone, Copy, Debug)]
 struct Key<'a> {
-    priority: PriorityKey,
-    active: ActiveKey<'a>,
-    name_head: u128,
+    rank: Rank,
+    name: &'a str,
+}
+
+/// The integer form of the key without the name; its derived order is the key's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Rank {
+    /// The priority key: the variant (the same for every pod of a plan), then its numbers.
+    priority: (u8, i64, i64),
+    /// Rules 1 to 3: scheduled, phase, ready (`scheduled << 3 | phase << 1 | ready`; phases are 0 to 2).
+    head: u8,
+    /// Rule 4 as [`latest_first`] (`None` for pods that are not ready, so it only separates ready pods).
+    ready_since: (i64, i32),
+    /// Rule 5: more restarts first.
+    restarts: i64,
+    /// Rule 6 as [`latest_first`].
+    created: (i64, i32),
+    /// The first 16 bytes of the name, big-endian.
+    name_head: (u64, u64),
+}
+
+/// `LatestFirst` as integers: no time first, then later times first. Seconds and nanoseconds (both truncated
+/// toward zero, so they share the time's sign) order as the time does; negated, they order latest first.
+fn latest_first(time: LatestFirst) -> (i64, i32) {
+    time.0.map_or((i64::MIN, i32::MIN), |time| {
+        (-time.as_second(), -time.subsec_nanosecond())
+    })
 }
 
 impl<'a> Key<'a> {
     fn new(priority: PriorityKey, active: ActiveKey<'a>, name_head: Option<u128>) -> Self {
+        let priority = match priority {
+            PriorityKey::Equal => (0, 0, 0),
+            PriorityKey::Weight(weight) => (1, weight, 0),
+            PriorityKey::Order(level, order) => (2, level, order),
+        };
+        let head = name_head.unwrap_or_else(|| facts::name_head(active.name));
+        #[allow(clippy::cast_possible_truncation)]
+        let name_head = ((head >> 64) as u64, head as u64);
         Self {
-            priority,
-            active,
-            name_head: name_head.unwrap_or_else(|| facts::name_head(active.name)),
+            rank: Rank {
+                priority,
+                head: (u8::from(active.scheduled) << 3)
+                    | (active.phase.min(3) << 1)
+                    | u8::from(active.ready),
+                ready_since: latest_first(active.ready_since),
+                restarts: -i64::from(active.restarts.0),
+                created: latest_first(active.created),
+                name_head,
+            },
+            name: active.name,
         }
     }
 }
@@ -50,11 +92,9 @@ impl PartialOrd for Key<'_> {
 
 impl Ord for Key<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.priority
-            .cmp(&other.priority)
-            .then_with(|| self.active.cmp_unnamed(&other.active))
-            .then(self.name_head.cmp(&other.name_head))
-            .then_with(|| self.active.name.cmp(other.active.name))
+        self.rank
+            .cmp(&other.rank)
+            .then_with(|| self.name.cmp(other.name))
     }
 }
 
