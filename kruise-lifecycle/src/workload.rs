@@ -293,7 +293,11 @@ impl<'a> Workload<'a> {
                         self.move_to(pod, &LifecycleStateType::PreparingUpdate, now, None)?;
                     Ok(UpdateDecision::Hold(held))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating_from(current.clone(), pod, now)))
+                    Ok(UpdateDecision::UpdateNow(self.updating_from(
+                        current.clone(),
+                        pod,
+                        now,
+                    )))
                 }
             }
             Some(LifecycleStateType::Updated) => match hook {
@@ -312,12 +316,16 @@ impl<'a> Workload<'a> {
                 if is_hooked(hook, pod) {
                     Ok(UpdateDecision::Hold(Transition::stay(pod)))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating_from(current.clone(), pod, now)))
+                    Ok(UpdateDecision::UpdateNow(self.updating_from(
+                        current.clone(),
+                        pod,
+                        now,
+                    )))
                 }
             }
-            Some(LifecycleStateType::Updating) => {
-                Ok(UpdateDecision::UpdateNow(self.updating_from(current.clone(), pod, now)))
-            }
+            Some(LifecycleStateType::Updating) => Ok(UpdateDecision::UpdateNow(
+                self.updating_from(current.clone(), pod, now),
+            )),
             Some(LifecycleStateType::PreparingDelete | LifecycleStateType::Unknown(_)) => {
                 Err(not_allowed(pod, current))
             }

@@ -142,17 +142,22 @@ impl<'a> Facts<'a> {
         let slot = pod.slot as usize;
         let found = match &self.keys {
             SortKeys::Read(keys) => keys.get(slot).copied(),
-            SortKeys::Cached(cache, priorities) => cache.sort_key(pod.index).map(|(cached, active)| {
-                let priority = priorities
-                    .as_ref()
-                    .and_then(|p| p.get(slot).copied())
-                    .unwrap_or(cached);
-                (priority, active)
-            }),
+            SortKeys::Cached(cache, priorities) => {
+                cache.sort_key(pod.index).map(|(cached, active)| {
+                    let priority = priorities
+                        .as_ref()
+                        .and_then(|p| p.get(slot).copied())
+                        .unwrap_or(cached);
+                    (priority, active)
+                })
+            }
         };
         found.unwrap_or_else(|| {
             let conditions = Conditions::of(pod.pod);
-            (PriorityKey::Equal, ActiveKey::with_conditions(pod.pod, &conditions))
+            (
+                PriorityKey::Equal,
+                ActiveKey::with_conditions(pod.pod, &conditions),
+            )
         })
     }
 

@@ -9,11 +9,11 @@ use kruise_api::scatter::UpdateScatterTerm;
 use super::facts::{self, PodFacts};
 use super::plan::Ctx;
 use crate::pod_view::State;
+use crate::sort::LatestFirst;
 use crate::sort::active::ActiveKey;
 use crate::sort::priority::PriorityKey;
 use crate::sort::scatter::{self, Scatter, Sequence};
 use crate::sort::select;
-use crate::sort::LatestFirst;
 
 /// The base key: priority first, then `ActivePods` (with the pod name last), packed into integers so that
 /// comparing two keys is a run of integer comparisons and the keys being sorted stay small. The first 16
