@@ -230,9 +230,22 @@ struct Labels<'a> {
     template_hash: bool,
 }
 
-fn read_labels(pod: &Pod) -> Labels<'_> {
+/// The most label keys the priority and scatter strategies may read for their values to be taken in the
+/// same walk as the planner's own labels (more: they are looked up in the map).
+const WALKED_KEYS: usize = 8;
+
+fn read_labels<'p>(
+    pod: &'p Pod,
+    wanted: &[&str],
+    values: &mut [Option<&'p str>; WALKED_KEYS],
+) -> Labels<'p> {
     let mut out = Labels::default();
     for (key, value) in kruise_api::pod::labels(pod) {
+        for (slot, wanted) in values.iter_mut().zip(wanted) {
+            if key == wanted {
+                *slot = Some(value.as_str());
+            }
+        }
         match key.as_str() {
             keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL => out.revision = value,
             keys::lifecycle::STATE_LABEL => out.state = Some(value),
@@ -263,7 +276,17 @@ fn read_annotations(pod: &Pod) -> (bool, Option<&str>) {
 impl RawFacts {
     /// Reads `pod` once; also returns its `controller-revision-hash` label (`""` without it).
     pub(crate) fn read(pod: &Pod) -> (Self, &str) {
-        let labels = read_labels(pod);
+        Self::read_with(pod, &[], &mut [None; WALKED_KEYS])
+    }
+
+    /// [`RawFacts::read`], also setting `values[i]` to the value of label `wanted[i]` (the first
+    /// [`WALKED_KEYS`] of `wanted`), in the same walk.
+    fn read_with<'p>(
+        pod: &'p Pod,
+        wanted: &[&str],
+        values: &mut [Option<&'p str>; WALKED_KEYS],
+    ) -> (Self, &'p str) {
+        let labels = read_labels(pod, wanted, values);
         let conditions = Conditions::of(pod);
         let mut bits = 0;
         if kruise_api::pod::is_active(pod) {
@@ -384,6 +407,8 @@ pub(crate) fn revision_flags(revision: &str, current: &str, update: &str) -> u16
 pub(crate) struct OrderKeys<'a> {
     priority: Priority<'a>,
     terms: &'a [UpdateScatterTerm],
+    /// The label keys they read, when there are at most [`WALKED_KEYS`] (`None`: more).
+    walked: Option<Vec<&'a str>>,
 }
 
 impl<'a> OrderKeys<'a> {
@@ -400,10 +425,41 @@ impl<'a> OrderKeys<'a> {
         priority: Option<&'a UpdatePriorityStrategy>,
         terms: &'a [UpdateScatterTerm],
     ) -> Self {
+        let priority = priority.map_or_else(Priority::none, Priority::new);
+        let mut keys = priority.label_keys();
+        keys.extend(terms.iter().take(64).map(|term| term.key.as_str()));
+        keys.sort_unstable();
+        keys.dedup();
         Self {
-            priority: priority.map_or_else(Priority::none, Priority::new),
+            priority,
             terms,
+            walked: (keys.len() <= WALKED_KEYS).then_some(keys),
         }
+    }
+
+    /// The label keys to read in the walk over the labels (none when they are looked up in the map).
+    fn walked(&self) -> &[&'a str] {
+        self.walked.as_deref().unwrap_or_default()
+    }
+
+    /// [`OrderKeys::keys`] from the values of [`OrderKeys::walked`] read in the walk.
+    fn keys_from(&self, pod: &Pod, values: &[Option<&str>; WALKED_KEYS]) -> (PriorityKey, u64) {
+        let Some(walked) = &self.walked else {
+            return self.keys(pod);
+        };
+        let get = |key: &str| {
+            walked
+                .iter()
+                .position(|wanted| *wanted == key)
+                .and_then(|position| values.get(position).copied().flatten())
+        };
+        let mut scatter = 0u64;
+        for (position, term) in self.terms.iter().take(64).enumerate() {
+            if get(&term.key).unwrap_or("") == term.value {
+                scatter |= 1 << position;
+            }
+        }
+        (self.priority.key_with(get), scatter)
     }
 
     /// The priority key and the scatter bits of `pod`.
@@ -461,14 +517,15 @@ pub(crate) fn collect<'a>(
         if !kruise_api::pod::is_active(pod) {
             continue;
         }
-        let (raw, revision) = RawFacts::read(pod);
+        let mut values = [None; WALKED_KEYS];
+        let (raw, revision) = RawFacts::read_with(pod, order_keys.walked(), &mut values);
         let name = pod_view::name(pod);
         let specified =
             raw.specified_label() || (!to_delete.is_empty() && to_delete.contains(name));
         let (revision, revision_flags) = revisions.id(revision, current, update);
         let (flags, available_at) = raw.derive(revision_flags, specified, settings, now);
         earliest(&mut next_available, available_at);
-        let (priority, scatter) = order_keys.keys(pod);
+        let (priority, scatter) = order_keys.keys_from(pod, &values);
         out.push(assemble(
             (pod, index, keys.len()),
             &raw,
