@@ -3,16 +3,32 @@
 //! The full CloneSet plan (diffs, candidates, ordering, limiting, actions) at 1k, 10k and 100k pods with a
 //! realistic mix (old and new revisions, unready pods, PreparingDelete pods held by a hook, a weight priority
 //! and a scatter term), next to a baseline that only walks the pods once reading their revision label and
-//! Ready condition.
+//! Ready condition. `plan_cached` is the same plan from a `PodFactsCache` built outside the timed loop (the
+//! incremental path of a controller that keeps the cache beside its pod store), and `cache_update` the cost
+//! of one pod event (a new resourceVersion of one pod) applied to that cache.
 
 use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_benches::rollout::{Fleet, baseline};
 use kruise_schedule::cloneset::{
-    PlanInput, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
+    PlanInput, PodFactsCache, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
 };
+
+/// The time `iters` plans of `input` take, each plan dropped after its time is taken.
+fn timed_plans(input: &PlanInput<'_>, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let planned = plan(black_box(input), &mut SeededIds::new(1));
+        total += start.elapsed();
+        drop(black_box(planned));
+    }
+    total
+}
 
 fn rollout(c: &mut Criterion) {
     let mut group = c.benchmark_group("cloneset_plan");
@@ -52,8 +68,41 @@ fn rollout(c: &mut Criterion) {
                 )
             });
         });
+        // Each plan is dropped outside the timed span (`timed_plans`): freeing the actions is the caller's,
+        // after it has carried them out.
         group.bench_with_input(BenchmarkId::new("plan", size), &input, |b, input| {
-            b.iter(|| plan(black_box(input), &mut SeededIds::new(1)));
+            b.iter_custom(|iters| timed_plans(input, iters));
+        });
+        let mut cache = PodFactsCache::for_cloneset(&fleet.cloneset);
+        cache.replace_all(fleet.pods.iter().cloned().map(Arc::new));
+        let cached = PlanInput::from_cache(
+            &fleet.cloneset,
+            &cache,
+            revisions,
+            &fleet.now,
+            &fleet.options,
+        );
+        group.bench_with_input(
+            BenchmarkId::new("plan_cached", size),
+            &cached,
+            |b, input| {
+                b.iter_custom(|iters| timed_plans(input, iters));
+            },
+        );
+        // One pod event: alternate two versions of the pod in the middle (different resourceVersions, so
+        // each apply re-reads the pod).
+        let middle = fleet.pods.get(size / 2).cloned().unwrap_or_default();
+        let mut next = middle.clone();
+        next.metadata.resource_version = Some("next".to_owned());
+        let versions = [Arc::new(middle), Arc::new(next)];
+        let mut updates = cache.clone();
+        let mut turn = 0usize;
+        group.bench_function(BenchmarkId::new("cache_update", size), |b| {
+            b.iter(|| {
+                turn += 1;
+                let version = versions.get(turn % 2).cloned().unwrap_or_default();
+                black_box(updates.apply(version))
+            });
         });
     }
     group.finish();

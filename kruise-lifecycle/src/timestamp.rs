@@ -16,8 +16,6 @@
 //! assert_eq!(lifecycle_timestamp(&instant.to_zoned(TimeZone::UTC)), "2024-05-01T02:00:00Z");
 //! ```
 
-use std::fmt::Write as _;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{Timestamp, Zoned};
 
@@ -31,17 +29,17 @@ pub fn lifecycle_timestamp(now: &Zoned) -> String {
     if year < 0 {
         out.push('-');
     }
-    // Writing into a String cannot fail.
-    let _ = write!(
-        out,
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-        year.unsigned_abs(),
-        now.month(),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
-    );
+    push_padded(&mut out, year.unsigned_abs(), 4);
+    for (separator, value) in [
+        ('-', now.month()),
+        ('-', now.day()),
+        ('T', now.hour()),
+        (':', now.minute()),
+        (':', now.second()),
+    ] {
+        out.push(separator);
+        push_padded(&mut out, u32::from(value.unsigned_abs()), 2);
+    }
     let offset_seconds = now.offset().seconds();
     if offset_seconds == 0 {
         out.push('Z');
@@ -51,8 +49,35 @@ pub fn lifecycle_timestamp(now: &Zoned) -> String {
     let minutes = offset_seconds / 60;
     out.push(if minutes < 0 { '-' } else { '+' });
     let minutes = minutes.unsigned_abs();
-    let _ = write!(out, "{:02}:{:02}", minutes / 60, minutes % 60);
+    push_padded(&mut out, minutes / 60, 2);
+    out.push(':');
+    push_padded(&mut out, minutes % 60, 2);
     out
+}
+
+/// Appends `value` in decimal, zero-padded to `width` digits (as `{:0width$}`; called once per field of
+/// every lifecycle write, so it avoids the formatting machinery).
+fn push_padded(out: &mut String, value: u32, width: usize) {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    let mut rest = value;
+    for slot in &mut digits {
+        // A digit is below 10, so the cast cannot truncate.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (rest % 10) as u8;
+        *slot = b'0' + digit;
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for _ in len..width {
+        out.push('0');
+    }
+    for &digit in digits.iter().take(len).rev() {
+        out.push(char::from(digit));
+    }
 }
 
 /// A `metav1.Time` for `now`, truncated to whole seconds (the wire precision).

@@ -264,7 +264,21 @@ impl<'a> Workload<'a> {
     /// [`Error::UpdateNotAllowed`] in `PreparingDelete` or an unknown state; [`Error::NotReadyMessage`] when
     /// the pod's `KruisePodReady` message does not parse.
     pub fn update_wanted(&self, pod: &Pod, now: &Zoned) -> Result<UpdateDecision, Error> {
-        let current = state(pod);
+        self.update_wanted_in(pod, state(pod), now)
+    }
+
+    /// [`update_wanted`](Self::update_wanted) for a pod whose lifecycle state the caller already read:
+    /// `current` must be the pod's state as [`crate::state::state`] reads it. Planners that keep per-pod
+    /// facts use it so as not to look the label up again.
+    ///
+    /// # Errors
+    /// As [`update_wanted`](Self::update_wanted).
+    pub fn update_wanted_in(
+        &self,
+        pod: &Pod,
+        current: Option<LifecycleStateType>,
+        now: &Zoned,
+    ) -> Result<UpdateDecision, Error> {
         if self.kind == WorkloadKind::DaemonSet {
             return match current {
                 Some(LifecycleStateType::PreparingDelete) => Err(not_allowed(pod, current)),
@@ -279,7 +293,11 @@ impl<'a> Workload<'a> {
                         self.move_to(pod, &LifecycleStateType::PreparingUpdate, now, None)?;
                     Ok(UpdateDecision::Hold(held))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating(pod, now)))
+                    Ok(UpdateDecision::UpdateNow(self.updating_from(
+                        current.clone(),
+                        pod,
+                        now,
+                    )))
                 }
             }
             Some(LifecycleStateType::Updated) => match hook {
@@ -298,12 +316,16 @@ impl<'a> Workload<'a> {
                 if is_hooked(hook, pod) {
                     Ok(UpdateDecision::Hold(Transition::stay(pod)))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating(pod, now)))
+                    Ok(UpdateDecision::UpdateNow(self.updating_from(
+                        current.clone(),
+                        pod,
+                        now,
+                    )))
                 }
             }
-            Some(LifecycleStateType::Updating) => {
-                Ok(UpdateDecision::UpdateNow(self.updating(pod, now)))
-            }
+            Some(LifecycleStateType::Updating) => Ok(UpdateDecision::UpdateNow(
+                self.updating_from(current.clone(), pod, now),
+            )),
             Some(LifecycleStateType::PreparingDelete | LifecycleStateType::Unknown(_)) => {
                 Err(not_allowed(pod, current))
             }
@@ -445,9 +467,13 @@ impl<'a> Workload<'a> {
         }
     }
 
-    /// The `Updating` state written with an in-place update.
-    fn updating(&self, pod: &Pod, now: &Zoned) -> Transition {
-        let from = state(pod);
+    /// The `Updating` state written with an in-place update, for a pod in state `from`.
+    fn updating_from(
+        &self,
+        from: Option<LifecycleStateType>,
+        pod: &Pod,
+        now: &Zoned,
+    ) -> Transition {
         if self.kind == WorkloadKind::StatefulSet && from.is_none() {
             return Transition::stay(pod);
         }

@@ -48,6 +48,23 @@ impl State {
         }
     }
 
+    /// The state as `kruise_lifecycle` reads it (`Some(None)`: no state), or `None` for
+    /// [`State::Unknown`], whose label value this enum does not keep.
+    #[must_use]
+    pub fn lifecycle(self) -> Option<Option<kruise_api::lifecycle::LifecycleStateType>> {
+        use kruise_api::lifecycle::LifecycleStateType as L;
+        Some(match self {
+            Self::None => None,
+            Self::PreparingNormal => Some(L::PreparingNormal),
+            Self::Normal => Some(L::Normal),
+            Self::PreparingUpdate => Some(L::PreparingUpdate),
+            Self::Updating => Some(L::Updating),
+            Self::Updated => Some(L::Updated),
+            Self::PreparingDelete => Some(L::PreparingDelete),
+            Self::Unknown => return None,
+        })
+    }
+
     /// Absent or `Normal`: the only states in which a pod counts as available.
     #[must_use]
     pub fn is_normal(self) -> bool {

@@ -1,5 +1,6 @@
 //! What a CloneSet plan asks a controller to do, each step with the rule that chose it.
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -157,11 +158,13 @@ impl ActionKind {
 }
 
 impl Action {
-    /// The name of the object acted on: the input pod's or claim's name, or the new object's.
+    /// The name of the object acted on: the input pod's or claim's name, or the new object's. `pods` are
+    /// the pods the plan's indexes refer to: `PlanInput::pods`, or `PodFactsCache::pods` for a plan from a
+    /// cache.
     #[must_use]
-    pub fn object_name<'p>(
+    pub fn object_name<'p, P: Borrow<Pod>>(
         &'p self,
-        pods: &'p [Pod],
+        pods: &'p [P],
         claims: &'p [PersistentVolumeClaim],
     ) -> &'p str {
         let name = match &self.kind {
@@ -173,7 +176,7 @@ impl Action {
             kind => kind
                 .pod()
                 .and_then(|index| pods.get(index))
-                .and_then(|pod| pod.metadata.name.as_deref()),
+                .and_then(|pod| pod.borrow().metadata.name.as_deref()),
         };
         name.unwrap_or("")
     }

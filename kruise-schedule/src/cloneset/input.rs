@@ -7,6 +7,7 @@ use kruise_api::apps::v1beta1::CloneSet;
 use kruise_api::keys::cloneset::INSTANCE_ID_ALPHABET;
 use kruise_inplace::calculate::RevisionRef;
 
+use super::cache::PodFactsCache;
 use super::options::Options;
 
 /// The revisions the plan works with: the names of the current and the update revision, and every revision
@@ -49,7 +50,7 @@ pub struct PlanInput<'a> {
     /// The CloneSet (the v1beta1 hub; convert a v1alpha1 object with `From`).
     pub cloneset: &'a CloneSet,
     /// The pods it owns. Inactive pods (finished or being deleted) are ignored, as upstream lists only
-    /// active pods.
+    /// active pods. Empty for an input [`PlanInput::from_cache`], whose pods are the cache's.
     pub pods: &'a [Pod],
     /// The PersistentVolumeClaims it owns (for instance-id reuse, claim creation and deletion).
     pub claims: &'a [PersistentVolumeClaim],
@@ -62,6 +63,8 @@ pub struct PlanInput<'a> {
     pub now: &'a Zoned,
     /// Gates and flags.
     pub options: &'a Options,
+    /// The pods' cached facts, for a plan from a cache ([`PlanInput::from_cache`]).
+    pub(crate) cache: Option<&'a PodFactsCache>,
 }
 
 impl<'a> PlanInput<'a> {
@@ -82,6 +85,25 @@ impl<'a> PlanInput<'a> {
             nodes: &[],
             now,
             options,
+            cache: None,
+        }
+    }
+
+    /// An input whose pods are `cache`'s ([`PodFactsCache::pods`]; `pods` stays empty): the plan derives
+    /// the pods' facts from the cache instead of reading every pod, and decides exactly as a plan of
+    /// [`PlanInput::new`] with those pods in that order. The plan's pod indexes refer to
+    /// [`PodFactsCache::pods`].
+    #[must_use]
+    pub fn from_cache(
+        cloneset: &'a CloneSet,
+        cache: &'a PodFactsCache,
+        revisions: Revisions<'a>,
+        now: &'a Zoned,
+        options: &'a Options,
+    ) -> Self {
+        Self {
+            cache: Some(cache),
+            ..Self::new(cloneset, &[], revisions, now, options)
         }
     }
 

@@ -17,6 +17,59 @@
 //! The plan refers to existing pods by index and never clones them; only new pods are built. A controller
 //! executes the actions in order, waits for the [`Expectations`], and plans again.
 //!
+//! ## Planning from a cache
+//!
+//! Reading every pod costs about as much as the rest of the plan together, so a controller that plans often
+//! keeps a [`PodFactsCache`] beside its pod store: it applies every pod event to it ([`PodFactsCache::apply`]
+//! for an add or update, skipped when the `resourceVersion` is the one stored; [`PodFactsCache::remove`] for
+//! a delete; [`PodFactsCache::replace_all`] after a relist) and plans with [`PlanInput::from_cache`]. The
+//! cache keeps the pods as `Arc<Pod>` and, per pod, only what the pod alone says (revision, lifecycle state,
+//! phase, conditions, deletion, the labels and annotations the planner reads, the `ActivePods` key); the
+//! settings of the CloneSet and `now` are applied when planning, so the plan is exactly the plan of
+//! [`PlanInput::new`] with [`PodFactsCache::pods`] (same order), whose indexes its actions use. The priority
+//! and scatter keys follow the strategy given to [`PodFactsCache::set_ordering`]; a plan for a CloneSet with
+//! another strategy reads those keys from the pods instead (same decisions, slower).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use k8s_openapi::api::core::v1::Pod;
+//! use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
+//! use kruise_api::apps::v1beta1::CloneSet;
+//! use kruise_schedule::cloneset::{plan, Options, PlanInput, PodFactsCache, Revisions, SeededIds};
+//!
+//! let cloneset: CloneSet = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+//!     "metadata": {"name": "web", "namespace": "default"},
+//!     "spec": {
+//!         "replicas": 2,
+//!         "selector": {"matchLabels": {"app": "web"}},
+//!         "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+//!     },
+//! })).unwrap();
+//! let pod = |name: &str, version: &str| -> Pod {
+//!     serde_json::from_value(serde_json::json!({
+//!         "metadata": {"name": name, "namespace": "default", "resourceVersion": version,
+//!                      "labels": {"app": "web", "controller-revision-hash": "web-a", "pod-template-hash": "a"}},
+//!         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+//!     })).unwrap()
+//! };
+//! let mut cache = PodFactsCache::for_cloneset(&cloneset);
+//! cache.apply(Arc::new(pod("web-1", "10")));       // the informer's events
+//! cache.apply(Arc::new(pod("web-2", "11")));
+//! cache.apply(Arc::new(pod("web-3", "12")));
+//! let now = "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap().to_zoned(TimeZone::UTC);
+//! let options = Options::default();
+//! let revisions = Revisions::named("web-a", "web-a");
+//! let input = PlanInput::from_cache(&cloneset, &cache, revisions, &now, &options);
+//! let planned = plan(&input, &mut SeededIds::new(1));
+//! assert_eq!(planned.diff.scale_down_num, 1);
+//! // Action indexes refer to the cache's pods; the plan equals the plan of those pods read cold.
+//! let pods: Vec<Pod> = cache.pods().iter().map(|pod| (**pod).clone()).collect();
+//! let cold = plan(&PlanInput::new(&cloneset, &pods, revisions, &now, &options), &mut SeededIds::new(1));
+//! assert_eq!(planned.actions, cold.actions);
+//! assert_eq!(planned.expectations(cache.pods()).deletions, cold.expectations(&pods).deletions);
+//! ```
+//!
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;
 //! use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
@@ -48,6 +101,7 @@
 //! ```
 
 mod action;
+mod cache;
 mod create;
 mod diff;
 mod error;
@@ -62,6 +116,7 @@ mod status;
 mod update;
 
 pub use action::{Action, ActionKind, Rule, Target, UpdateHow};
+pub use cache::{Applied, PodFactsCache};
 pub use create::OWNER_API_VERSION;
 pub use diff::{Diff, RevisionMatch, calculate_diffs};
 pub use error::Error;

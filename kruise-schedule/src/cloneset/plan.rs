@@ -70,9 +70,10 @@ pub struct Plan {
 
 impl Plan {
     /// What a controller must see before planning again: names of pods and claims to be created, names to
-    /// be deleted, and pods whose next write must be observed.
+    /// be deleted, and pods whose next write must be observed. `pods` are the pods the plan's indexes refer
+    /// to (`PlanInput::pods`, or `PodFactsCache::pods`).
     #[must_use]
-    pub fn expectations(&self, pods: &[Pod]) -> Expectations {
+    pub fn expectations<P: std::borrow::Borrow<Pod>>(&self, pods: &[P]) -> Expectations {
         let mut expectations = Expectations::default();
         for action in &self.actions {
             let name = action.object_name(pods, &[]).to_owned();
@@ -188,13 +189,11 @@ impl<'a> Ctx<'a> {
 pub fn plan(input: &PlanInput<'_>, ids: &mut dyn InstanceIds) -> Plan {
     let settings = Settings::of(input.cloneset, input.options);
     let now = input.now.timestamp();
-    let facts = facts::collect(
-        input.pods,
-        &settings,
-        input.revisions.current,
-        input.revisions.update,
-        now,
-    );
+    let (current, update) = (input.revisions.current, input.revisions.update);
+    let facts = match input.cache {
+        Some(cache) => cache.facts(&settings, current, update, now),
+        None => facts::collect(input.pods, &settings, current, update, now),
+    };
     let workload = Workload::cloneset(input.cloneset.spec.lifecycle.as_ref())
         .with_options(input.options.lifecycle.clone());
     let ctx = Ctx {

@@ -150,8 +150,9 @@ fn choose<'f, 'a>(
     revision: Target,
 ) -> Vec<(&'f PodFacts<'a>, Target, usize, usize)> {
     let count = usize::try_from(count).unwrap_or(0).min(group.len());
-    let indexes: Vec<usize> = group.iter().map(|p| p.index).collect();
-    let pods = ctx.input.pods;
+    // The rankers read the group's pods by position.
+    let pods: Vec<&k8s_openapi::api::core::v1::Pod> = group.iter().map(|p| p.pod).collect();
+    let indexes: Vec<usize> = (0..group.len()).collect();
     let constraints: Vec<&str> = ctx
         .input
         .cloneset
@@ -165,7 +166,7 @@ fn choose<'f, 'a>(
         .map(|c| c.topology_key.as_str())
         .collect();
     let ranks = if constraints.is_empty() {
-        rankers::same_node(pods, &indexes)
+        rankers::same_node(&pods, &indexes)
     } else {
         static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
         let nodes: HashMap<&str, &BTreeMap<String, String>> = ctx
@@ -178,14 +179,14 @@ fn choose<'f, 'a>(
             })
             .collect();
         let lookup = |name: &str| nodes.get(name).copied();
-        rankers::spread(pods, &indexes, &constraints, &lookup)
+        rankers::spread(&pods, &indexes, &constraints, &lookup)
     };
     let positions: Vec<usize> = (0..group.len()).collect();
     let first = select::first_k(positions, count, |&position| {
         let facts = group.get(position).copied();
         let rank = ranks.get(position).copied().unwrap_or(0.0);
         facts.map(|f| DeletionKey {
-            active: f.active,
+            active: ctx.facts.sort_key(f).1,
             available: Some(f.has(super::facts::AVAILABLE)),
             cost: crate::sort::deletion::deletion_cost(f.pod),
             rank,

@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::CloneSetPodUpdatePolicy;
 use kruise_api::keys;
 use kruise_inplace::calculate::{RevisionRef, calculate_data};
@@ -74,8 +73,7 @@ pub(crate) fn update(ctx: &Ctx<'_>, requeue: &mut Requeue) -> Result<(Step, Vec<
         }
         if facts.has(NO_TEMPLATE_HASH) {
             modified = true;
-            let revision = pod_view::label(pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL)
-                .unwrap_or("");
+            let revision = ctx.facts.revision(facts);
             actions.push(Action {
                 kind: ActionKind::FixPodTemplateHash {
                     pod: facts.index,
@@ -159,6 +157,7 @@ pub(crate) fn update(ctx: &Ctx<'_>, requeue: &mut Requeue) -> Result<(Step, Vec<
     }
 
     let mut updater = Updater::new(ctx, target, options);
+    actions.reserve(chosen.len());
     for (position, facts) in chosen.into_iter().enumerate() {
         let rule = |how| Rule::Update {
             target,
@@ -186,6 +185,8 @@ struct Updater<'c, 'a> {
     options: UpdateOptions,
     target_data: Option<Value>,
     specs: HashMap<String, Result<Arc<UpdateSpec>, String>>,
+    /// The spec of each pod revision id ([`super::facts::Facts::revisions`]) already looked up.
+    by_revision: Vec<Option<Result<Arc<UpdateSpec>, String>>>,
 }
 
 impl<'c, 'a> Updater<'c, 'a> {
@@ -196,6 +197,7 @@ impl<'c, 'a> Updater<'c, 'a> {
             options,
             target_data: None,
             specs: HashMap::new(),
+            by_revision: Vec::new(),
         }
     }
 
@@ -207,10 +209,23 @@ impl<'c, 'a> Updater<'c, 'a> {
     }
 
     /// The in-place spec from the pod's revision to the target, or why the pod must be recreated.
-    fn spec_for(&mut self, pod: &Pod) -> Result<Arc<UpdateSpec>, String> {
+    fn spec_for(&mut self, facts: &PodFacts<'a>) -> Result<Arc<UpdateSpec>, String> {
+        let id = facts.revision as usize;
+        if let Some(Some(spec)) = self.by_revision.get(id) {
+            return spec.clone();
+        }
+        let spec = self.spec_of_revision(self.ctx.facts.revision(facts));
+        if self.by_revision.len() <= id {
+            self.by_revision.resize(id + 1, None);
+        }
+        if let Some(slot) = self.by_revision.get_mut(id) {
+            *slot = Some(spec.clone());
+        }
+        spec
+    }
+
+    fn spec_of_revision(&mut self, revision: &str) -> Result<Arc<UpdateSpec>, String> {
         let revisions = self.ctx.input.revisions;
-        let revision =
-            pod_view::label(pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL).unwrap_or("");
         let Some(old) = revisions
             .known
             .iter()
@@ -255,7 +270,7 @@ impl<'c, 'a> Updater<'c, 'a> {
 
     fn update_pod(
         &mut self,
-        facts: &PodFacts<'_>,
+        facts: &PodFacts<'a>,
         rule: impl Fn(UpdateHow) -> Rule,
         actions: &mut Vec<Action>,
         requeue: &mut Requeue,
@@ -268,9 +283,17 @@ impl<'c, 'a> Updater<'c, 'a> {
         );
         let mut how = UpdateHow::RecreatePolicy;
         if in_place {
-            match self.spec_for(pod) {
+            match self.spec_for(facts) {
                 Ok(spec) => {
-                    match self.ctx.workload.update_wanted(pod, self.ctx.input.now)? {
+                    let decision = match facts.state.lifecycle() {
+                        Some(current) => {
+                            self.ctx
+                                .workload
+                                .update_wanted_in(pod, current, self.ctx.input.now)?
+                        }
+                        None => self.ctx.workload.update_wanted(pod, self.ctx.input.now)?,
+                    };
+                    match decision {
                         UpdateDecision::Hold(transition) => {
                             if !transition.is_noop() {
                                 actions.push(Action {

@@ -62,8 +62,9 @@ impl<'a> ActiveKey<'a> {
     }
 }
 
-impl Ord for ActiveKey<'_> {
-    fn cmp(&self, other: &Self) -> Ordering {
+impl ActiveKey<'_> {
+    /// The order of rules 1 to 6, without the name tie-break.
+    pub(crate) fn cmp_unnamed(&self, other: &Self) -> Ordering {
         self.scheduled
             .cmp(&other.scheduled)
             .then(self.phase.cmp(&other.phase))
@@ -77,7 +78,12 @@ impl Ord for ActiveKey<'_> {
             })
             .then(self.restarts.cmp(&other.restarts))
             .then(self.created.cmp(&other.created))
-            .then(self.name.cmp(other.name))
+    }
+}
+
+impl Ord for ActiveKey<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.cmp_unnamed(other).then(self.name.cmp(other.name))
     }
 }
 

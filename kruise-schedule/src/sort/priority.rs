@@ -123,6 +123,57 @@ impl<'a> Priority<'a> {
         }
     }
 
+    /// The label keys the strategy reads (selector keys, or ordered keys), in term order.
+    pub(crate) fn label_keys(&self) -> Vec<&'a str> {
+        match &self.mode {
+            Mode::None => Vec::new(),
+            Mode::Weight(terms) => terms
+                .iter()
+                .flat_map(|(_, selector)| {
+                    let labels = selector
+                        .match_labels
+                        .iter()
+                        .flatten()
+                        .map(|(k, _)| k.as_str());
+                    let expressions = selector
+                        .match_expressions
+                        .iter()
+                        .flatten()
+                        .map(|requirement| requirement.key.as_str());
+                    labels.chain(expressions)
+                })
+                .collect(),
+            Mode::Order(keys) => keys.clone(),
+        }
+    }
+
+    /// The key of a pod whose label values `get` gives (it must answer every key of
+    /// [`Priority::label_keys`] as the pod's label map would).
+    pub(crate) fn key_with<'l>(&self, get: impl Fn(&str) -> Option<&'l str>) -> PriorityKey {
+        match &self.mode {
+            Mode::None => PriorityKey::Equal,
+            Mode::Weight(terms) => PriorityKey::Weight(
+                -terms
+                    .iter()
+                    .filter(|(_, selector)| selector_matches_with(selector, &get))
+                    .map(|(weight, _)| weight)
+                    .sum::<i64>(),
+            ),
+            Mode::Order(keys) => keys
+                .iter()
+                .enumerate()
+                .find_map(|(level, key)| {
+                    get(key).map(|value| {
+                        PriorityKey::Order(
+                            i64::try_from(level).unwrap_or(i64::MAX),
+                            -order_suffix(value),
+                        )
+                    })
+                })
+                .unwrap_or(PriorityKey::Order(-1, 0)),
+        }
+    }
+
     /// The key of `pod`.
     #[must_use]
     pub fn key_of(&self, pod: &Pod) -> PriorityKey {
@@ -148,6 +199,32 @@ pub fn order_suffix(value: &str) -> i64 {
     let digits = value.bytes().rev().take_while(u8::is_ascii_digit).count();
     let start = value.len() - digits;
     value.get(start..).and_then(|d| d.parse().ok()).unwrap_or(0)
+}
+
+/// [`selector_matches`] with the label values from `get`.
+fn selector_matches_with<'l>(
+    selector: &LabelSelector,
+    get: &impl Fn(&str) -> Option<&'l str>,
+) -> bool {
+    selector
+        .match_labels
+        .iter()
+        .flatten()
+        .all(|(key, value)| get(key) == Some(value.as_str()))
+        && selector
+            .match_expressions
+            .iter()
+            .flatten()
+            .all(|requirement| {
+                let present = get(&requirement.key);
+                let values = requirement.values.as_deref().unwrap_or_default();
+                match requirement.operator.as_str() {
+                    "In" => present.is_some_and(|value| values.iter().any(|v| v == value)),
+                    "NotIn" => present.is_none_or(|value| !values.iter().any(|v| v == value)),
+                    "Exists" => present.is_some(),
+                    _ => present.is_none(),
+                }
+            })
 }
 
 /// Kubernetes selector matching for a selector already validated.

@@ -12,6 +12,7 @@
 //!
 //! Ranks are returned per position of `indexes`; upstream keys them by pod UID, which offline inputs may lack.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -24,12 +25,12 @@ pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
 /// Same-node ranks of the pods at `indexes` (one rank per position of `indexes`).
 #[must_use]
-pub fn same_node(pods: &[Pod], indexes: &[usize]) -> Vec<f64> {
+pub fn same_node<P: Borrow<Pod>>(pods: &[P], indexes: &[usize]) -> Vec<f64> {
     let mut ranks = vec![0.0; indexes.len()];
     let mut by_node: HashMap<&str, Vec<usize>> = HashMap::new();
     for (position, &index) in indexes.iter().enumerate() {
         let Some(pod) = pods.get(index) else { continue };
-        let node = pod_view::node_name(pod);
+        let node = pod_view::node_name(pod.borrow());
         if !node.is_empty() {
             by_node.entry(node).or_default().push(position);
         }
@@ -55,8 +56,8 @@ pub fn same_node(pods: &[Pod], indexes: &[usize]) -> Vec<f64> {
 /// Topology-spread ranks of the pods at `indexes` for the constraints' topology keys, with `node_labels`
 /// giving the labels of a node by name (`None`: the node is unknown and its pods are left out).
 #[must_use]
-pub fn spread<'n>(
-    pods: &[Pod],
+pub fn spread<'n, P: Borrow<Pod>>(
+    pods: &[P],
     indexes: &[usize],
     topology_keys: &[&str],
     node_labels: &dyn Fn(&str) -> Option<&'n BTreeMap<String, String>>,
@@ -68,7 +69,7 @@ pub fn spread<'n>(
     let mut node_slot: HashMap<&str, usize> = HashMap::new();
     for (position, &index) in indexes.iter().enumerate() {
         let Some(pod) = pods.get(index) else { continue };
-        let node = pod_view::node_name(pod);
+        let node = pod_view::node_name(pod.borrow());
         if node.is_empty() {
             continue;
         }
@@ -113,7 +114,12 @@ pub fn spread<'n>(
 }
 
 /// Orders positions of `indexes` by the ranking without availability, with the given ranks (or none).
-fn sort_positions(pods: &[Pod], indexes: &[usize], positions: &mut [usize], ranks: Option<&[f64]>) {
+fn sort_positions<P: Borrow<Pod>>(
+    pods: &[P],
+    indexes: &[usize],
+    positions: &mut [usize],
+    ranks: Option<&[f64]>,
+) {
     positions.sort_by_cached_key(|&position| {
         let rank = ranks
             .and_then(|ranks| ranks.get(position))
@@ -122,7 +128,7 @@ fn sort_positions(pods: &[Pod], indexes: &[usize], positions: &mut [usize], rank
         let key = indexes
             .get(position)
             .and_then(|&index| pods.get(index))
-            .map(|pod| DeletionKey::of(pod, None, rank));
+            .map(|pod| DeletionKey::of(pod.borrow(), None, rank));
         (key.is_none(), key, position)
     });
 }

@@ -20,6 +20,8 @@
 //! # let _ = UpdateScatterTerm::default();
 //! ```
 
+use std::borrow::Borrow;
+
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::scatter::UpdateScatterTerm;
 
@@ -120,7 +122,11 @@ impl<'a> Scatter<'a> {
 
     /// The terms applied to `indexes`, in order (upstream `getScatterTerms`).
     #[must_use]
-    pub fn terms_for(&self, pods: &[Pod], indexes: &[usize]) -> Vec<&'a UpdateScatterTerm> {
+    pub fn terms_for<P: Borrow<Pod>>(
+        &self,
+        pods: &[P],
+        indexes: &[usize],
+    ) -> Vec<&'a UpdateScatterTerm> {
         if self.terms.len() == 1 {
             return self.terms.iter().collect();
         }
@@ -129,7 +135,9 @@ impl<'a> Scatter<'a> {
             let count = indexes
                 .iter()
                 .filter_map(|&index| pods.get(index))
-                .filter(|pod| pod_view::label(pod, &term.key) == Some(term.value.as_str()))
+                .filter(|pod| {
+                    pod_view::label((*pod).borrow(), &term.key) == Some(term.value.as_str())
+                })
                 .count();
             if count > 0 && !counted.iter().any(|(_, seen)| *seen == term) {
                 counted.push((count, term));
@@ -162,16 +170,17 @@ pub fn totals(pods: &[Pod], term: &UpdateScatterTerm) -> (usize, usize) {
 }
 
 /// One term over the whole ordered list, with the counts of matched and unmatched pods among all pods.
-pub(crate) fn by_term(
-    pods: &[Pod],
+pub(crate) fn by_term<P: Borrow<Pod>>(
+    pods: &[P],
     term: &UpdateScatterTerm,
     order: Vec<usize>,
     total_matched: usize,
     total_unmatched: usize,
 ) -> Vec<usize> {
-    let (mut matched, unmatched): (Vec<usize>, Vec<usize>) = order
-        .iter()
-        .partition(|&&index| pods.get(index).is_some_and(|pod| matches(pod, term)));
+    let (mut matched, unmatched): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&index| {
+        pods.get(index)
+            .is_some_and(|pod| matches(pod.borrow(), term))
+    });
     if matched.len() <= 1 || unmatched.len() <= 1 {
         return order;
     }
