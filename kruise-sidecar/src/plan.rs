@@ -14,6 +14,8 @@
 //! Upstream also waits for its in-flight update expectations before steps 3–5; a controller embedding this
 //! planner keeps that bookkeeping (plan again once the patched pods are observed).
 
+use std::borrow::Borrow;
+
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
@@ -29,14 +31,15 @@ use crate::revision::{self, RevisionPlan};
 use crate::status;
 use crate::upgrade;
 
-/// What the planner reads.
-#[derive(Clone, Copy, Debug)]
-pub struct PlanInput<'a> {
+/// What the planner reads. The pods are any `Borrow<Pod>` (`Pod`, `&Pod`, `Arc<Pod>` from a reflector
+/// store): the planner never clones them.
+#[derive(Debug)]
+pub struct PlanInput<'a, P = Pod> {
     /// The SidecarSet as stored (with its hash annotations; they are computed when missing).
     pub sidecarset: &'a SidecarSet,
     /// The pods the SidecarSet selects (listed by its namespaces and selector); the planner keeps the
     /// matched ones.
-    pub pods: &'a [Pod],
+    pub pods: &'a [P],
     /// The ControllerRevisions of the kruise-manager namespace (others' are ignored).
     pub revisions: &'a [ControllerRevision],
     /// Where new ControllerRevisions go (the kruise-manager namespace).
@@ -44,6 +47,14 @@ pub struct PlanInput<'a> {
     /// The time written into annotations and conditions.
     pub now: Timestamp,
 }
+
+impl<P> Clone for PlanInput<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for PlanInput<'_, P> {}
 
 /// Where the reconcile stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,19 +127,18 @@ pub struct Plan {
 /// # Errors
 /// The SidecarSet cannot be encoded (invalid quantity), a `MergePatchJson` cannot be applied to a pod, or a
 /// pod's `SidecarSetUpgradable` message does not parse.
-pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
+pub fn plan<P: Borrow<Pod>>(input: &PlanInput<'_, P>) -> Result<Plan, Error> {
     let sidecarset = input.sidecarset;
     let hashes = hash::recorded_or_computed(sidecarset)?;
     let matched = status::matched_pods(sidecarset, input.pods);
-    let matched_pods: Vec<Pod> = matched
+    let matched_pods: Vec<&Pod> = matched
         .iter()
-        .filter_map(|index| input.pods.get(*index).cloned())
+        .filter_map(|index| input.pods.get(*index).map(Borrow::borrow))
         .collect();
-    let matched_refs: Vec<&Pod> = matched_pods.iter().collect();
     let revisions = revision::plan_revisions(
         sidecarset,
         input.revisions,
-        &matched_refs,
+        &matched_pods,
         input.revision_namespace,
     )?;
     let collision_count = sidecarset
@@ -190,7 +200,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
     let next = upgrade::next_upgrade_pods(&current, &hashes, &matched_pods);
     let name = name_of(&current);
     for position in next.not_upgradable {
-        let Some(pod) = matched_pods.get(position) else {
+        let Some(&pod) = matched_pods.get(position) else {
             continue;
         };
         let mut after = pod.clone();

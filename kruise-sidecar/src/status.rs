@@ -5,6 +5,7 @@
 //! * updated: the pod's recorded hash is the SidecarSet's; ready: consistent and
 //!   [`consistency::is_pod_ready`]; updatedReady: both.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -19,7 +20,7 @@ use crate::records;
 /// Indexes of the pods the SidecarSet controls (see the module docs). The caller lists pods by the
 /// SidecarSet's namespaces; the selector is checked again here.
 #[must_use]
-pub fn matched_pods(sidecarset: &SidecarSet, pods: &[Pod]) -> Vec<usize> {
+pub fn matched_pods<P: Borrow<Pod>>(sidecarset: &SidecarSet, pods: &[P]) -> Vec<usize> {
     let empty = BTreeMap::new();
     let selected = |pod: &Pod| {
         sidecarset.spec.selector.as_ref().is_some_and(|selector| {
@@ -30,6 +31,7 @@ pub fn matched_pods(sidecarset: &SidecarSet, pods: &[Pod]) -> Vec<usize> {
     };
     let name = name_of(sidecarset);
     pods.iter()
+        .map(Borrow::borrow)
         .enumerate()
         .filter(|(_, pod)| {
             matching::is_active_pod(pod)
@@ -43,16 +45,16 @@ pub fn matched_pods(sidecarset: &SidecarSet, pods: &[Pod]) -> Vec<usize> {
 
 /// Upstream's `calculateStatus` over the matched pods.
 #[must_use]
-pub fn calculate_status(
+pub fn calculate_status<P: Borrow<Pod>>(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
-    matched: &[Pod],
+    matched: &[P],
     latest_revision: &str,
     collision_count: i32,
 ) -> SidecarSetStatus {
     let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     let (mut updated, mut ready, mut updated_ready) = (0, 0, 0);
-    for pod in matched {
+    for pod in matched.iter().map(Borrow::borrow) {
         let is_updated = consistency::is_pod_updated(sidecarset, hashes, pod);
         if is_updated {
             updated += 1;

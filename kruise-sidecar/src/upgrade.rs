@@ -14,6 +14,7 @@
 //! hash entry, the in-place state with the image IDs before the change, `patchPodMetadata` and the
 //! `SidecarSetUpgradable=True` condition entry.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -48,10 +49,10 @@ pub struct NextUpgrade {
 
 /// Upstream's `GetNextUpgradePods` over the matched `pods`.
 #[must_use]
-pub fn next_upgrade_pods(
+pub fn next_upgrade_pods<P: Borrow<Pod>>(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
-    pods: &[Pod],
+    pods: &[P],
 ) -> NextUpgrade {
     let strategy = &sidecarset.spec.update_strategy;
     let selected = |pod: &Pod| match &strategy.selector {
@@ -65,6 +66,7 @@ pub fn next_upgrade_pods(
     let mut waiting = Vec::new();
     let mut not_upgradable = Vec::new();
     for (index, pod) in pods.iter().enumerate() {
+        let pod = pod.borrow();
         if consistency::is_pod_updated(sidecarset, hashes, pod) || !selected(pod) {
             continue;
         }
@@ -85,9 +87,9 @@ pub fn next_upgrade_pods(
 
 /// Upstream's `SortUpdateIndexes`: `ActivePods` (ties by pod name), priority, scatter with `*` expanded.
 #[must_use]
-pub fn sort_candidates(
+pub fn sort_candidates<P: Borrow<Pod>>(
     strategy: &SidecarSetUpdateStrategy,
-    pods: &[Pod],
+    pods: &[P],
     mut indexes: Vec<usize>,
 ) -> Vec<usize> {
     active::sort(pods, &mut indexes);
@@ -104,7 +106,10 @@ pub fn sort_candidates(
 /// Upstream's `parseUpdateScatterTerms`: a term with value `*` becomes one term per value of its key on the
 /// pods (in pod order); duplicates are dropped.
 #[must_use]
-pub fn expand_scatter_terms(terms: &[UpdateScatterTerm], pods: &[Pod]) -> Vec<UpdateScatterTerm> {
+pub fn expand_scatter_terms<P: Borrow<Pod>>(
+    terms: &[UpdateScatterTerm],
+    pods: &[P],
+) -> Vec<UpdateScatterTerm> {
     let mut out: Vec<UpdateScatterTerm> = Vec::new();
     let mut push = |term: UpdateScatterTerm| {
         if !out.contains(&term) {
@@ -118,6 +123,7 @@ pub fn expand_scatter_terms(terms: &[UpdateScatterTerm], pods: &[Pod]) -> Vec<Up
         }
         for pod in pods {
             if let Some(value) = pod
+                .borrow()
                 .metadata
                 .labels
                 .as_ref()
@@ -160,10 +166,10 @@ pub fn partition(strategy: &SidecarSetUpdateStrategy, matched: usize) -> usize {
 
 /// Upstream's `calculateUpgradeCount`: how many of the sorted `candidates` to upgrade now.
 #[must_use]
-pub fn upgrade_count(
+pub fn upgrade_count<P: Borrow<Pod>>(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
-    pods: &[Pod],
+    pods: &[P],
     candidates: &[usize],
 ) -> usize {
     let strategy = &sidecarset.spec.update_strategy;
@@ -174,6 +180,7 @@ pub fn upgrade_count(
     let max_unavailable = max_unavailable(strategy, pods.len());
     let mut unavailable = pods
         .iter()
+        .map(Borrow::borrow)
         .filter(|pod| {
             consistency::is_pod_updated(sidecarset, hashes, pod)
                 && (!consistency::is_pod_state_consistent(sidecarset, pod, &BTreeSet::new())
@@ -185,7 +192,7 @@ pub fn upgrade_count(
         let Some(pod) = pods.get(*index) else {
             break;
         };
-        if !consistency::is_pod_ready(sidecarset, pod) {
+        if !consistency::is_pod_ready(sidecarset, pod.borrow()) {
             count += 1;
             continue;
         }

@@ -9,6 +9,7 @@
 //! 6. newer pods first (a zero creation time first);
 //! 7. (kruise-rs) ties by pod name, so the order is total and deterministic.
 
+use std::borrow::Borrow;
 use std::cmp::{Ordering, Reverse};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -94,9 +95,9 @@ impl PartialOrd for ActiveKey<'_> {
 }
 
 /// Sorts `indexes` (into `pods`) in the `ActivePods` order. Indexes out of range sort last, in index order.
-pub fn sort(pods: &[Pod], indexes: &mut [usize]) {
+pub fn sort<P: Borrow<Pod>>(pods: &[P], indexes: &mut [usize]) {
     indexes.sort_by_cached_key(|&index| {
-        let key = pods.get(index).map(ActiveKey::of);
+        let key = pods.get(index).map(|pod| ActiveKey::of(pod.borrow()));
         (key.is_none(), key, index)
     });
 }

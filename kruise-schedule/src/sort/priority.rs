@@ -26,6 +26,7 @@
 //! assert!(priority.key(&Default::default()) < priority.key(&labels("b-9")), "no key: first");
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -184,11 +185,11 @@ impl<'a> Priority<'a> {
     }
 
     /// Stable-sorts `indexes` (into `pods`) by priority; equal pods keep their order.
-    pub fn sort(&self, pods: &[Pod], indexes: &mut [usize]) {
+    pub fn sort<P: Borrow<Pod>>(&self, pods: &[P], indexes: &mut [usize]) {
         if !self.is_active() {
             return;
         }
-        indexes.sort_by_cached_key(|&index| pods.get(index).map(|pod| self.key_of(pod)));
+        indexes.sort_by_cached_key(|&index| pods.get(index).map(|pod| self.key_of(pod.borrow())));
     }
 }
 

@@ -149,7 +149,7 @@ impl<'a> Scatter<'a> {
 
     /// Scatters `indexes` (already in their base order) over all `pods`.
     #[must_use]
-    pub fn sort(&self, pods: &[Pod], indexes: Vec<usize>) -> Vec<usize> {
+    pub fn sort<P: Borrow<Pod>>(&self, pods: &[P], indexes: Vec<usize>) -> Vec<usize> {
         if self.terms.is_empty() || indexes.len() <= 1 {
             return indexes;
         }
@@ -164,8 +164,11 @@ impl<'a> Scatter<'a> {
 
 /// How many of all `pods` match `term`, and how many do not.
 #[must_use]
-pub fn totals(pods: &[Pod], term: &UpdateScatterTerm) -> (usize, usize) {
-    let matched = pods.iter().filter(|pod| matches(pod, term)).count();
+pub fn totals<P: Borrow<Pod>>(pods: &[P], term: &UpdateScatterTerm) -> (usize, usize) {
+    let matched = pods
+        .iter()
+        .filter(|pod| matches((*pod).borrow(), term))
+        .count();
     (matched, pods.len() - matched)
 }
 

@@ -210,7 +210,8 @@ async fn reconcile_once(
     if shared.waiting_for_writes(&indexed) {
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    let pods: Vec<Pod> = indexed.iter().map(|pod| (**pod).clone()).collect();
+    // The planner borrows the stored pods (no copies: a SidecarSet may have thousands).
+    let pods = indexed;
     let revisions: Vec<ControllerRevision> = shared
         .revisions
         .state()
@@ -335,7 +336,7 @@ async fn settle_revisions(
 async fn execute(
     sidecarset: &SidecarSet,
     plan: &Plan,
-    pods: &[Pod],
+    pods: &[Arc<Pod>],
     shared: &Shared,
 ) -> Result<(), ReconcileError> {
     let mut first_error = None;
