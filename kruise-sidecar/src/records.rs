@@ -173,34 +173,17 @@ pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
     out
 }
 
-/// A `Time` as [`to_annotation_value`] writes it (`"YYYY-MM-DDTHH:MM:SSZ"`, quoted), formatted directly for the
-/// years 0 to 9999.
+/// A `Time` as [`to_annotation_value`] writes it (`"YYYY-MM-DDTHH:MM:SSZ"`, quoted), formatted directly (with
+/// the lifecycle hooks' formatter, which writes the same text) for the years 0 to 9999.
 fn time_value(time: &Time) -> String {
-    let civil = k8s_openapi::jiff::tz::Offset::UTC.to_datetime(time.0);
-    let Ok(year) = u16::try_from(civil.year()) else {
-        return to_annotation_value(time);
-    };
-    if year > 9999 {
+    let civil = time.0.to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC);
+    if !(0..=9999).contains(&civil.year()) {
         return to_annotation_value(time);
     }
-    let fields = [
-        (u32::from(year), 4, '-'),
-        (u32::try_from(civil.month()).unwrap_or_default(), 2, '-'),
-        (u32::try_from(civil.day()).unwrap_or_default(), 2, 'T'),
-        (u32::try_from(civil.hour()).unwrap_or_default(), 2, ':'),
-        (u32::try_from(civil.minute()).unwrap_or_default(), 2, ':'),
-        (u32::try_from(civil.second()).unwrap_or_default(), 2, 'Z'),
-    ];
-    let mut out = String::with_capacity(22);
+    let text = kruise_lifecycle::timestamp::lifecycle_timestamp(&civil);
+    let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
-    for (value, width, separator) in fields {
-        let mut divisor = 10_u32.pow(width - 1);
-        while divisor > 0 {
-            out.push(char::from_digit((value / divisor) % 10, 10).unwrap_or('0'));
-            divisor /= 10;
-        }
-        out.push(separator);
-    }
+    out.push_str(&text);
     out.push('"');
     out
 }
