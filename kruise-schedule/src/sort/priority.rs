@@ -100,28 +100,7 @@ impl<'a> Priority<'a> {
     /// The key of a pod with `labels`.
     #[must_use]
     pub fn key(&self, labels: &BTreeMap<String, String>) -> PriorityKey {
-        match &self.mode {
-            Mode::None => PriorityKey::Equal,
-            Mode::Weight(terms) => PriorityKey::Weight(
-                -terms
-                    .iter()
-                    .filter(|(_, selector)| selector_matches(selector, labels))
-                    .map(|(weight, _)| weight)
-                    .sum::<i64>(),
-            ),
-            Mode::Order(keys) => keys
-                .iter()
-                .enumerate()
-                .find_map(|(level, key)| {
-                    labels.get(*key).map(|value| {
-                        PriorityKey::Order(
-                            i64::try_from(level).unwrap_or(i64::MAX),
-                            -order_suffix(value),
-                        )
-                    })
-                })
-                .unwrap_or(PriorityKey::Order(-1, 0)),
-        }
+        self.key_with(|key| labels.get(key).map(String::as_str))
     }
 
     /// The label keys the strategy reads (selector keys, or ordered keys), in term order.
@@ -202,7 +181,7 @@ pub fn order_suffix(value: &str) -> i64 {
     value.get(start..).and_then(|d| d.parse().ok()).unwrap_or(0)
 }
 
-/// [`selector_matches`] with the label values from `get`.
+/// Kubernetes selector matching (for a selector already validated) over the label values `get` gives.
 fn selector_matches_with<'l>(
     selector: &LabelSelector,
     get: &impl Fn(&str) -> Option<&'l str>,
@@ -222,29 +201,6 @@ fn selector_matches_with<'l>(
                 match requirement.operator.as_str() {
                     "In" => present.is_some_and(|value| values.iter().any(|v| v == value)),
                     "NotIn" => present.is_none_or(|value| !values.iter().any(|v| v == value)),
-                    "Exists" => present.is_some(),
-                    _ => present.is_none(),
-                }
-            })
-}
-
-/// Kubernetes selector matching for a selector already validated.
-fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key) == Some(value))
-        && selector
-            .match_expressions
-            .iter()
-            .flatten()
-            .all(|requirement| {
-                let present = labels.get(&requirement.key);
-                let values = requirement.values.as_deref().unwrap_or_default();
-                match requirement.operator.as_str() {
-                    "In" => present.is_some_and(|value| values.contains(value)),
-                    "NotIn" => present.is_none_or(|value| !values.contains(value)),
                     "Exists" => present.is_some(),
                     _ => present.is_none(),
                 }
