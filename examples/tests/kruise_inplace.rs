@@ -7,30 +7,9 @@
     clippy::needless_pass_by_value
 )] // test code
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod kruise_cli;
 
-fn kruise(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
-}
+use kruise_cli::kruise;
 
 fn template(image: &str) -> String {
     format!("spec: {{containers: [{{name: main, image: '{image}'}}]}}\n")

@@ -8,33 +8,13 @@
     clippy::needless_pass_by_value
 )] // test code
 
-use std::io::Write;
+mod kruise_cli;
+
+use kruise_cli::kruise;
+
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use serde_json::Value;
-
-fn kruise(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    (
-        output.status.code().unwrap(),
-        String::from_utf8(output.stdout).unwrap(),
-        String::from_utf8(output.stderr).unwrap(),
-    )
-}
 
 const BETA: &str = "apiVersion: apps.kruise.io/v1beta1
 kind: CloneSet
