@@ -81,7 +81,7 @@ pub use error::{Error, PodName};
 pub use hook::{is_all_hooked, is_hooked};
 pub use kruise_api::lifecycle::{Lifecycle, LifecycleHook, LifecycleStateType};
 pub use not_ready::{PodNotReadyEntry, add_not_ready_key, remove_not_ready_key};
-pub use transition::{DeleteDecision, RefreshInput, Transition, UpdateDecision};
+pub use transition::{DeleteDecision, RefreshInput, Transition, UpdateDecision, UpdateGate};
 pub use workload::{Options, Workload, WorkloadKind};
 
 /// The README's examples, compiled and run as doctests.

@@ -81,6 +81,19 @@ impl UpdateDecision {
     }
 }
 
+/// [`UpdateDecision`] before the "update now" transition is built (see
+/// [`Workload::update_gate_in`](crate::Workload::update_gate_in)): planners that update many pods at once
+/// build that transition once per lifecycle state with
+/// [`Workload::updating_transition`](crate::Workload::updating_transition) and share it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UpdateGate {
+    /// Do not update, as [`UpdateDecision::Hold`].
+    Hold(Transition),
+    /// Update in place now, writing [`Workload::updating_transition`](crate::Workload::updating_transition)
+    /// of the pod's state with the patch.
+    Proceed,
+}
+
 /// The answer to "this pod should be deleted" (scale-in, specified delete, recreate update, ASTS condemn).
 #[derive(Clone, Debug, PartialEq)]
 pub enum DeleteDecision {

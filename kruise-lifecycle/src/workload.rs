@@ -34,7 +34,7 @@ use crate::not_ready::{
     add_not_ready_key, has_gate, pre_delete_entry, pre_update_entry, remove_not_ready_key,
 };
 use crate::state::{set_state, state};
-use crate::transition::{DeleteDecision, RefreshInput, Transition, UpdateDecision};
+use crate::transition::{DeleteDecision, RefreshInput, Transition, UpdateDecision, UpdateGate};
 
 /// The workload kinds whose pods have a lifecycle; their state machines differ in the details listed in
 /// the [module documentation](self).
@@ -279,10 +279,31 @@ impl<'a> Workload<'a> {
         current: Option<LifecycleStateType>,
         now: &Zoned,
     ) -> Result<UpdateDecision, Error> {
+        Ok(match self.update_gate_in(pod, current.clone(), now)? {
+            UpdateGate::Hold(held) => UpdateDecision::Hold(held),
+            UpdateGate::Proceed => {
+                UpdateDecision::UpdateNow(self.updating_transition(current, now))
+            }
+        })
+    }
+
+    /// [`update_wanted_in`](Self::update_wanted_in) without building the "update now" transition, which
+    /// depends only on the pod's state and `now`: [`UpdateGate::Proceed`] stands for
+    /// `UpdateDecision::UpdateNow(self.updating_transition(current, now))`. A planner updating thousands of
+    /// pods builds that transition once per state instead of once per pod.
+    ///
+    /// # Errors
+    /// As [`update_wanted`](Self::update_wanted).
+    pub fn update_gate_in(
+        &self,
+        pod: &Pod,
+        current: Option<LifecycleStateType>,
+        now: &Zoned,
+    ) -> Result<UpdateGate, Error> {
         if self.kind == WorkloadKind::DaemonSet {
             return match current {
                 Some(LifecycleStateType::PreparingDelete) => Err(not_allowed(pod, current)),
-                _ => Ok(UpdateDecision::UpdateNow(Transition::stay(pod))),
+                _ => Ok(UpdateGate::Proceed),
             };
         }
         let hook = self.in_place_update();
@@ -291,17 +312,13 @@ impl<'a> Workload<'a> {
                 if is_hooked(hook, pod) {
                     let held =
                         self.move_to(pod, &LifecycleStateType::PreparingUpdate, now, None)?;
-                    Ok(UpdateDecision::Hold(held))
+                    Ok(UpdateGate::Hold(held))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating_from(
-                        current.clone(),
-                        pod,
-                        now,
-                    )))
+                    Ok(UpdateGate::Proceed)
                 }
             }
             Some(LifecycleStateType::Updated) => match hook {
-                None => Ok(UpdateDecision::Hold(Transition::stay(pod))),
+                None => Ok(UpdateGate::Hold(Transition::stay(pod))),
                 Some(hook) => {
                     let held = self.move_to(
                         pod,
@@ -309,26 +326,45 @@ impl<'a> Workload<'a> {
                         now,
                         Some(arm(hook)),
                     )?;
-                    Ok(UpdateDecision::Hold(held))
+                    Ok(UpdateGate::Hold(held))
                 }
             },
             Some(LifecycleStateType::PreparingUpdate) => {
                 if is_hooked(hook, pod) {
-                    Ok(UpdateDecision::Hold(Transition::stay(pod)))
+                    Ok(UpdateGate::Hold(Transition::stay(pod)))
                 } else {
-                    Ok(UpdateDecision::UpdateNow(self.updating_from(
-                        current.clone(),
-                        pod,
-                        now,
-                    )))
+                    Ok(UpdateGate::Proceed)
                 }
             }
-            Some(LifecycleStateType::Updating) => Ok(UpdateDecision::UpdateNow(
-                self.updating_from(current.clone(), pod, now),
-            )),
+            Some(LifecycleStateType::Updating) => Ok(UpdateGate::Proceed),
             Some(LifecycleStateType::PreparingDelete | LifecycleStateType::Unknown(_)) => {
                 Err(not_allowed(pod, current))
             }
+        }
+    }
+
+    /// The transition written with an in-place patch ("update now") for a pod in state `from`: `Updating`
+    /// with its timestamp (`CloneSet`; Advanced `StatefulSet` only from a state label), or nothing (Advanced
+    /// `DaemonSet`, and a `StatefulSet` pod without a state label).
+    #[must_use]
+    pub fn updating_transition(&self, from: Option<LifecycleStateType>, now: &Zoned) -> Transition {
+        let stays = self.kind == WorkloadKind::DaemonSet
+            || (self.kind == WorkloadKind::StatefulSet && from.is_none());
+        if stays {
+            return Transition {
+                to: from.clone(),
+                from,
+                change: PodChange::default(),
+            };
+        }
+        let to = LifecycleStateType::Updating;
+        Transition {
+            from,
+            change: PodChange {
+                metadata: set_state(&to, now),
+                ..PodChange::default()
+            },
+            to: Some(to),
         }
     }
 
@@ -464,27 +500,6 @@ impl<'a> Workload<'a> {
             LifecycleStateType::Updated
         } else {
             LifecycleStateType::Normal
-        }
-    }
-
-    /// The `Updating` state written with an in-place update, for a pod in state `from`.
-    fn updating_from(
-        &self,
-        from: Option<LifecycleStateType>,
-        pod: &Pod,
-        now: &Zoned,
-    ) -> Transition {
-        if self.kind == WorkloadKind::StatefulSet && from.is_none() {
-            return Transition::stay(pod);
-        }
-        let to = LifecycleStateType::Updating;
-        Transition {
-            from,
-            change: PodChange {
-                metadata: set_state(&to, now),
-                ..PodChange::default()
-            },
-            to: Some(to),
         }
     }
 

@@ -23,7 +23,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp, tz::TimeZone};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{
-    Applied, Options, Plan, PlanInput, PodFactsCache, Revisions, SeededIds, plan,
+    Applied, Options, Plan, PlanInput, PodFactsCache, Revisions, SeededIds, Synced, plan,
 };
 use proptest::prelude::*;
 use rollout::planning::cloneset;
@@ -430,6 +430,9 @@ enum Event {
     Insert(PodGen),
     /// The CloneSet's settings change (the cache's ordering may go stale); `true`: then `set_ordering`.
     Settings(SetGen, bool),
+    /// A controller's view handed to `sync`: the stored pods whose position's bit is set in the mask (the
+    /// same `Arc`s), one of them at a new version, and a new pod.
+    Sync(u32, u8, PodGen, PodGen),
 }
 
 fn event() -> impl Strategy<Value = Event> {
@@ -439,6 +442,7 @@ fn event() -> impl Strategy<Value = Event> {
         2 => any::<u8>().prop_map(Event::Delete),
         2 => pod_gen().prop_map(Event::Insert),
         1 => (set_gen(), any::<bool>()).prop_map(|(s, follow)| Event::Settings(s, follow)),
+        2 => (any::<u32>(), any::<u8>(), pod_gen(), pod_gen()).prop_map(|(m, i, u, n)| Event::Sync(m, i, u, n)),
     ]
 }
 
@@ -512,6 +516,41 @@ proptest! {
                     cs = build_cloneset(&s, cache.len());
                     if follow {
                         cache.set_ordering(&cs);
+                    }
+                }
+                Event::Sync(mask, updated, update, insert) => {
+                    let mut view: Vec<Arc<Pod>> = cache
+                        .pods()
+                        .iter()
+                        .enumerate()
+                        .filter(|(at, _)| mask & (1 << (at % 32)) != 0)
+                        .map(|(_, pod)| Arc::clone(pod))
+                        .collect();
+                    let kept = view.len();
+                    let mut applied = 0;
+                    if !view.is_empty() {
+                        let at = usize::from(updated) % view.len();
+                        version += 1;
+                        let name = view[at].metadata.name.clone().unwrap();
+                        view[at] = Arc::new(build_pod(&name, version, &update, now));
+                        applied += 1;
+                    }
+                    version += 1;
+                    view.push(Arc::new(build_pod(&format!("p{next_name}"), version, &insert, now)));
+                    next_name += 1;
+                    applied += 1;
+                    let removed = cache.len() - kept;
+                    view.reverse();
+                    let synced = cache.sync(view.iter().cloned());
+                    prop_assert_eq!(synced, Synced { applied, removed });
+                    let mut names: Vec<_> = cache.pods().iter().map(|p| p.metadata.name.clone()).collect();
+                    let mut expected: Vec<_> = view.iter().map(|p| p.metadata.name.clone()).collect();
+                    names.sort();
+                    expected.sort();
+                    prop_assert_eq!(names, expected);
+                    for pod in &view {
+                        let stored = cache.get("default", pod.metadata.name.as_deref().unwrap()).unwrap();
+                        prop_assert!(Arc::ptr_eq(stored, pod));
                     }
                 }
                 _ => {}

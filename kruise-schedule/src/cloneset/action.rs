@@ -68,8 +68,8 @@ pub enum ActionKind {
         pod: usize,
         /// What the update changes (shared by all pods moving between the same revisions).
         spec: Arc<UpdateSpec>,
-        /// The lifecycle change written with it.
-        lifecycle: Transition,
+        /// The lifecycle change written with it (shared by all pods leaving the same lifecycle state).
+        lifecycle: Arc<Transition>,
     },
     /// Set `apps.kruise.io/specified-delete: "true"` so the scale step recreates the pod (recreate update).
     MarkSpecifiedDelete {

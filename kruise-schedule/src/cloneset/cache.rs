@@ -72,6 +72,15 @@ pub enum Applied {
     Unchanged,
 }
 
+/// What [`PodFactsCache::sync`] changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Synced {
+    /// Pods inserted or replaced by a newer version.
+    pub applied: usize,
+    /// Stored pods that were not among the given ones.
+    pub removed: usize,
+}
+
 /// The cached facts of one pod.
 #[derive(Clone, Debug)]
 struct Entry {
@@ -296,6 +305,55 @@ impl PodFactsCache {
         for pod in pods {
             self.apply(pod);
         }
+    }
+
+    /// Makes the content exactly `pods` (a controller's current view of the CloneSet's pods, say from its
+    /// owner index): applies each ([`PodFactsCache::apply`], so unchanged pods are skipped) and removes the
+    /// stored pods not among them. Returns how many pods were applied (inserted or updated) and removed.
+    pub fn sync(&mut self, pods: impl IntoIterator<Item = Arc<Pod>>) -> Synced {
+        let mut seen = vec![false; self.pods.len()];
+        let mut synced = Synced::default();
+        for pod in pods {
+            let (namespace, name) = key(&pod);
+            let position = self
+                .positions
+                .get(namespace)
+                .and_then(|names| names.get(name))
+                .copied();
+            if position.is_some_and(|p| self.pods.get(p).is_some_and(|s| Arc::ptr_eq(s, &pod))) {
+                if let Some(flag) = position.and_then(|p| seen.get_mut(p)) {
+                    *flag = true;
+                }
+                continue;
+            }
+            let applied = self.apply(pod);
+            if applied != Applied::Unchanged {
+                synced.applied += 1;
+            }
+            let position = position.unwrap_or_else(|| self.pods.len().saturating_sub(1));
+            if position >= seen.len() {
+                seen.resize(position + 1, false);
+            }
+            if let Some(flag) = seen.get_mut(position) {
+                *flag = true;
+            }
+        }
+        let gone: Vec<(String, String)> = self
+            .pods
+            .iter()
+            .zip(&seen)
+            .filter(|(_, seen)| !**seen)
+            .map(|(pod, _)| {
+                let (namespace, name) = key(pod);
+                (namespace.to_owned(), name.to_owned())
+            })
+            .collect();
+        for (namespace, name) in gone {
+            if self.remove(&namespace, &name).is_some() {
+                synced.removed += 1;
+            }
+        }
+        synced
     }
 
     /// The pods, in the order a plan's pod indexes refer to.

@@ -116,7 +116,7 @@ mod status;
 mod update;
 
 pub use action::{Action, ActionKind, Rule, Target, UpdateHow};
-pub use cache::{Applied, PodFactsCache};
+pub use cache::{Applied, PodFactsCache, Synced};
 pub use create::OWNER_API_VERSION;
 pub use diff::{Diff, RevisionMatch, calculate_diffs};
 pub use error::Error;

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use kruise_api::apps::v1beta1::CloneSetPodUpdatePolicy;
 use kruise_api::keys;
+use kruise_api::lifecycle::LifecycleStateType;
 use kruise_inplace::calculate::{RevisionRef, calculate_data};
 use kruise_inplace::{UpdateOptions, UpdateSpec};
-use kruise_lifecycle::{RefreshInput, UpdateDecision};
+use kruise_lifecycle::{RefreshInput, Transition, UpdateGate};
 use serde_json::Value;
 
 use super::action::{Action, ActionKind, Rule, Target, UpdateHow};
@@ -187,6 +188,9 @@ struct Updater<'c, 'a> {
     specs: HashMap<String, Result<Arc<UpdateSpec>, String>>,
     /// The spec of each pod revision id ([`super::facts::Facts::revisions`]) already looked up.
     by_revision: Vec<Option<Result<Arc<UpdateSpec>, String>>>,
+    /// The "update now" lifecycle transition of each lifecycle state met so far: it depends only on the
+    /// state and `now`, so the pods leaving one state share one.
+    updating: Vec<(Option<LifecycleStateType>, Arc<Transition>)>,
 }
 
 impl<'c, 'a> Updater<'c, 'a> {
@@ -198,6 +202,7 @@ impl<'c, 'a> Updater<'c, 'a> {
             target_data: None,
             specs: HashMap::new(),
             by_revision: Vec::new(),
+            updating: Vec::new(),
         }
     }
 
@@ -268,6 +273,20 @@ impl<'c, 'a> Updater<'c, 'a> {
         result
     }
 
+    /// The "update now" transition from `from`, built once per state.
+    fn updating_transition(&mut self, from: Option<LifecycleStateType>) -> Arc<Transition> {
+        if let Some((_, shared)) = self.updating.iter().find(|(state, _)| *state == from) {
+            return Arc::clone(shared);
+        }
+        let transition = Arc::new(
+            self.ctx
+                .workload
+                .updating_transition(from.clone(), self.ctx.input.now),
+        );
+        self.updating.push((from, Arc::clone(&transition)));
+        transition
+    }
+
     fn update_pod(
         &mut self,
         facts: &PodFacts<'a>,
@@ -285,16 +304,17 @@ impl<'c, 'a> Updater<'c, 'a> {
         if in_place {
             match self.spec_for(facts) {
                 Ok(spec) => {
-                    let decision = match facts.state.lifecycle() {
-                        Some(current) => {
-                            self.ctx
-                                .workload
-                                .update_wanted_in(pod, current, self.ctx.input.now)?
-                        }
-                        None => self.ctx.workload.update_wanted(pod, self.ctx.input.now)?,
-                    };
-                    match decision {
-                        UpdateDecision::Hold(transition) => {
+                    let current = facts
+                        .state
+                        .lifecycle()
+                        .unwrap_or_else(|| kruise_lifecycle::state::state(pod));
+                    let gate = self.ctx.workload.update_gate_in(
+                        pod,
+                        current.clone(),
+                        self.ctx.input.now,
+                    )?;
+                    match gate {
+                        UpdateGate::Hold(transition) => {
                             if !transition.is_noop() {
                                 actions.push(Action {
                                     kind: ActionKind::Lifecycle {
@@ -305,7 +325,8 @@ impl<'c, 'a> Updater<'c, 'a> {
                                 });
                             }
                         }
-                        UpdateDecision::UpdateNow(lifecycle) => {
+                        UpdateGate::Proceed => {
+                            let lifecycle = self.updating_transition(current);
                             if self.options.grace_period_seconds > 0 {
                                 requeue.push(Duration::from_secs(
                                     u64::try_from(self.options.grace_period_seconds).unwrap_or(0),

@@ -1,14 +1,15 @@
 //! What every reconcile of the CloneSet controller shares: the client, the owned-object indexes, the
-//! expectations, the instance-id source, the event sink, the planner options, the metrics and the queue
-//! depth.
+//! expectations, the instance-id source, the per-CloneSet pod facts the planner reads, the event sink, the
+//! planner options, the metrics and the queue depth.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kruise_schedule::cloneset::{InstanceIds, Options, SeededIds};
+use kruise_schedule::cloneset::{InstanceIds, Options, PodFactsCache, SeededIds};
 use kube::Client;
 
 use super::events::EventSink;
@@ -65,6 +66,9 @@ pub struct Shared {
     pub pre_download_image: bool,
     expectations: Mutex<Expectations>,
     ids: Mutex<SeededIds>,
+    /// The planner's per-pod facts of each CloneSet (by UID), kept between reconciles so that a plan only
+    /// re-reads the pods that changed.
+    pod_facts: Mutex<HashMap<String, PodFactsCache>>,
     started: Instant,
 }
 
@@ -94,6 +98,7 @@ impl Shared {
             pre_download_image: false,
             expectations: Mutex::new(Expectations::new(EXPECTATION_TIMEOUT)),
             ids: Mutex::new(SeededIds::new(seed)),
+            pod_facts: Mutex::new(HashMap::new()),
             started: Instant::now(),
         }
     }
@@ -159,6 +164,39 @@ impl Shared {
     /// Drops the version expectation of a deleted object.
     pub fn forget_version(&self, object: &str) {
         self.with_expectations(|e, _| e.forget_version(object));
+    }
+
+    /// Takes the pod facts of the CloneSet `uid` for one reconcile (an empty cache the first time). A
+    /// CloneSet is reconciled by one worker at a time, so nothing else needs them meanwhile; give them back
+    /// with [`Shared::keep_pod_facts`].
+    pub fn take_pod_facts(&self, uid: &str) -> PodFactsCache {
+        self.with_pod_facts(|facts| facts.remove(uid))
+            .unwrap_or_default()
+    }
+
+    /// Keeps the pod facts of the CloneSet `uid` for its next reconcile.
+    pub fn keep_pod_facts(&self, uid: &str, cache: PodFactsCache) {
+        self.with_pod_facts(|facts| facts.insert(uid.to_owned(), cache));
+    }
+
+    /// Drops what is kept for the deleted CloneSet `uid`: its pod facts and its expectations.
+    pub fn forget_cloneset(&self, uid: &str) {
+        self.with_pod_facts(|facts| facts.remove(uid));
+        self.forget(uid);
+    }
+
+    /// How many CloneSets have pod facts kept.
+    #[must_use]
+    pub fn kept_pod_facts(&self) -> usize {
+        self.with_pod_facts(|facts| facts.len())
+    }
+
+    fn with_pod_facts<T>(&self, f: impl FnOnce(&mut HashMap<String, PodFactsCache>) -> T) -> T {
+        let mut facts = self
+            .pod_facts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        f(&mut facts)
     }
 
     /// Runs `f` with the instance-id source.

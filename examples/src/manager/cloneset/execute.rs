@@ -4,6 +4,7 @@
 //! withdrawn if it fails), every pod write records the `resourceVersion` it produced, and every outcome
 //! becomes an Event.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -32,7 +33,7 @@ pub struct Subject<'a> {
     /// The reference Events are recorded against.
     pub reference: &'a ObjectReference,
     /// The pods the plan indexes into.
-    pub pods: &'a [Pod],
+    pub pods: &'a [Arc<Pod>],
     /// The claims the plan indexes into.
     pub claims: &'a [PersistentVolumeClaim],
     /// `status.currentRevision` and `status.updateRevision` names.

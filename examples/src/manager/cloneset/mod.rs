@@ -195,6 +195,15 @@ where
     }
 }
 
+/// A deleted CloneSet is not reconciled again: drop its pod facts and expectations when the watch says so.
+fn forget_deleted(shared: &Shared, event: &watcher::Event<CloneSet>) {
+    if let watcher::Event::Delete(cloneset) = event
+        && let Some(uid) = cloneset.uid()
+    {
+        shared.forget_cloneset(&uid);
+    }
+}
+
 async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
     let client = context.client.clone();
     let reporter = Reporter {
@@ -237,6 +246,7 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
     // queue depth, like those of the owned objects below.
     let (reader, writer) = reflector::store();
     let queued = Arc::clone(&shared);
+    let forgetting = Arc::clone(&shared);
     let clonesets = reflector(
         writer,
         watcher(
@@ -244,6 +254,7 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
             watcher::Config::default(),
         ),
     )
+    .inspect_ok(move |event| forget_deleted(&forgetting, event))
     .applied_objects()
     .inspect_ok(move |cloneset| queued.queue.triggered(&key(cloneset)));
     tracing::info!(
@@ -346,6 +357,38 @@ mod tests {
                 .encode()
                 .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 0")
         );
+    }
+
+    #[tokio::test]
+    async fn a_deleted_clonesets_pod_facts_are_dropped() {
+        let shared = Shared::new(
+            offline_client(),
+            EventSink::disabled(),
+            Options::default(),
+            Metrics::new().controller("cloneset"),
+        );
+        let cloneset = |uid: &str| -> CloneSet {
+            serde_json::from_value(json!({
+                "metadata": {"name": "web", "namespace": "ns", "uid": uid},
+                "spec": {"selector": {}, "template": {}},
+            }))
+            .unwrap()
+        };
+        let mut facts = shared.take_pod_facts("a");
+        facts.apply(Pod::default());
+        shared.keep_pod_facts("a", facts);
+        shared.keep_pod_facts("b", kruise_schedule::cloneset::PodFactsCache::new());
+        assert_eq!(
+            shared.take_pod_facts("a").len(),
+            1,
+            "kept between reconciles"
+        );
+        shared.keep_pod_facts("a", shared.take_pod_facts("a"));
+        forget_deleted(&shared, &watcher::Event::Apply(cloneset("a")));
+        assert_eq!(shared.kept_pod_facts(), 2, "an update keeps them");
+        forget_deleted(&shared, &watcher::Event::Delete(cloneset("a")));
+        assert_eq!(shared.kept_pod_facts(), 1, "a delete drops them");
+        assert!(shared.take_pod_facts("a").is_empty());
     }
 
     #[test]

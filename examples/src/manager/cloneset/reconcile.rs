@@ -14,7 +14,7 @@ use k8s_openapi::jiff::tz::TimeZone;
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_inplace::calculate::RevisionRef;
-use kruise_schedule::cloneset::{PlanInput, Revisions, Step, plan};
+use kruise_schedule::cloneset::{PlanInput, PodFactsCache, Revisions, Step, plan};
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 
@@ -78,21 +78,35 @@ fn missing(cloneset: &CloneSet, field: &'static str) -> ReconcileError {
 }
 
 async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, ReconcileError> {
+    let uid = cloneset.uid().ok_or_else(|| missing(cloneset, "uid"))?;
+    let mut facts = shared.take_pod_facts(&uid);
+    let result = reconcile_with(cloneset, shared, &uid, &mut facts).await;
+    shared.keep_pod_facts(&uid, facts);
+    result
+}
+
+/// One reconcile, planning from `facts` (the CloneSet's pod facts kept between reconciles, brought up to date
+/// with the owner index first).
+async fn reconcile_with(
+    cloneset: &CloneSet,
+    shared: &Shared,
+    uid: &str,
+    facts: &mut PodFactsCache,
+) -> Result<Action, ReconcileError> {
     let key = super::key(cloneset);
     let namespace = cloneset
         .namespace()
         .ok_or_else(|| missing(cloneset, "namespace"))?;
-    let uid = cloneset.uid().ok_or_else(|| missing(cloneset, "uid"))?;
     if !shared.synced.all() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    let (satisfied, pending) = shared.satisfied(&uid);
+    let (satisfied, pending) = shared.satisfied(uid);
     if !satisfied {
         tracing::debug!(cloneset = %key, pending, "waiting for creations/deletions to show in the cache");
         return Ok(Action::requeue(Duration::from_secs(5)));
     }
-    let cached_pods = shared.pods.owned_by(&uid);
-    let mut cached_revisions = shared.revisions.owned_by(&uid);
+    let cached_pods = shared.pods.owned_by(uid);
+    let mut cached_revisions = shared.revisions.owned_by(uid);
     let stale = cached_pods
         .iter()
         .map(|pod| ("pod", pod.meta()))
@@ -114,14 +128,14 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
     if ensured.created {
         // Wait for the cache to show it, unless the watch was faster than this line.
         let revision_key = object_key("rev", ensured.revision.as_ref());
-        shared.expect(&uid, Operation::Create, &revision_key);
+        shared.expect(uid, Operation::Create, &revision_key);
         if shared
             .revisions
-            .owned_by(&uid)
+            .owned_by(uid)
             .iter()
             .any(|r| r.name_any() == update_name)
         {
-            shared.observe(&uid, Operation::Create, &revision_key);
+            shared.observe(uid, Operation::Create, &revision_key);
         }
         cached_revisions.push(Arc::clone(&ensured.revision));
     } else if let Some(slot) = cached_revisions
@@ -142,11 +156,15 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
     let current_name = revisions::current(&cached_revisions, status_current)
         .map_or_else(|| update_name.clone(), |r| r.name_any());
 
-    // Plan.
-    let pods: Vec<Pod> = cached_pods.iter().map(|pod| (**pod).clone()).collect();
+    // Plan, from the pod facts: only pods that changed since the last reconcile are read again, and no pod
+    // is copied (the facts hold the index's `Arc`s).
+    facts.set_ordering(cloneset);
+    facts.sync(cached_pods);
+    let facts: &PodFactsCache = facts;
+    let pods = facts.pods();
     let claims: Vec<PersistentVolumeClaim> = shared
         .claims
-        .owned_by(&uid)
+        .owned_by(uid)
         .iter()
         .filter(|claim| claim.meta().deletion_timestamp.is_none())
         .map(|claim| (**claim).clone())
@@ -156,9 +174,9 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
         .map(|r| RevisionRef::from(r.as_ref()))
         .collect();
     let now = Timestamp::now().to_zoned(TimeZone::UTC);
-    let input = PlanInput::new(
+    let input = PlanInput::from_cache(
         cloneset,
-        &pods,
+        facts,
         Revisions {
             current: &current_name,
             update: &update_name,
@@ -191,7 +209,7 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
             tracing::debug!(
                 cloneset = %key,
                 action = action.kind.name(),
-                object = action.object_name(&pods, &claims),
+                object = action.object_name(pods, &claims),
                 reason = %action.reason(),
             );
         }
@@ -218,9 +236,9 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
         let subject = Subject {
             key: &key,
             namespace: &namespace,
-            uid: &uid,
+            uid,
             reference: &reference,
-            pods: &pods,
+            pods,
             claims: &claims,
             revisions: (&current_name, &update_name),
             now: now.timestamp(),
@@ -253,7 +271,7 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
             predownload::delete_jobs(shared, cloneset).await;
         }
     }
-    if let Some(live) = status::live_pods_to_delete(cloneset, &pods) {
+    if let Some(live) = status::live_pods_to_delete(cloneset, pods) {
         let base = current.as_ref().unwrap_or(cloneset);
         if let Err(error) = status::write_pods_to_delete(&clonesets, base, &live).await {
             tracing::debug!(cloneset = %key, %error, "podsToDelete not truncated this time");
@@ -262,7 +280,7 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
     truncate_history(
         &revision_api,
         cloneset,
-        &pods,
+        pods,
         &cached_revisions,
         &current_name,
         &update_name,
@@ -303,12 +321,15 @@ async fn reconcile_once(cloneset: &CloneSet, shared: &Shared) -> Result<Action, 
 async fn truncate_history(
     api: &Api<ControllerRevision>,
     cloneset: &CloneSet,
-    pods: &[Pod],
+    pods: &[Arc<Pod>],
     sorted: &[Arc<ControllerRevision>],
     current: &str,
     update: &str,
 ) {
-    let mut live: BTreeSet<&str> = pods.iter().map(kruise_api::pod::revision).collect();
+    let mut live: BTreeSet<&str> = pods
+        .iter()
+        .map(|pod| kruise_api::pod::revision(pod))
+        .collect();
     live.insert(current);
     live.insert(update);
     for revision in revisions::to_truncate(sorted, &live, cloneset.spec.revision_history_limit) {

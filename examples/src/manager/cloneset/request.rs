@@ -250,7 +250,7 @@ mod tests {
         let kind = ActionKind::UpdateInPlace {
             pod: 0,
             spec: Arc::new(spec),
-            lifecycle: Transition::default(),
+            lifecycle: Arc::new(Transition::default()),
         };
         let writes = pod_writes(&kind, &pod(), now(), &options).unwrap();
         assert!(!writes.is_empty());

@@ -2,6 +2,7 @@
 //! full replace carrying the `resourceVersion` it was computed from, so zero counts are written too and a
 //! concurrent change gives 409), and `scaleStrategy.podsToDelete` without the names of pods that are gone.
 
+use std::borrow::Borrow;
 use std::collections::HashSet;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -40,14 +41,14 @@ pub async fn write_status(
 
 /// `scaleStrategy.podsToDelete` without names of pods that no longer exist; `None` when nothing goes.
 #[must_use]
-pub fn live_pods_to_delete(cloneset: &CloneSet, pods: &[Pod]) -> Option<Vec<String>> {
+pub fn live_pods_to_delete<P: Borrow<Pod>>(cloneset: &CloneSet, pods: &[P]) -> Option<Vec<String>> {
     let listed = &cloneset.spec.scale_strategy.pods_to_delete;
     if listed.is_empty() {
         return None;
     }
     let existing: HashSet<&str> = pods
         .iter()
-        .filter_map(|p| p.metadata.name.as_deref())
+        .filter_map(|p| p.borrow().metadata.name.as_deref())
         .collect();
     let live: Vec<String> = listed
         .iter()
