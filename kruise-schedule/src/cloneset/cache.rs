@@ -226,11 +226,7 @@ impl PodFactsCache {
     pub fn apply(&mut self, pod: impl Into<Arc<Pod>>) -> Applied {
         let pod = pod.into();
         let (namespace, name) = key(&pod);
-        let position = self
-            .positions
-            .get(namespace)
-            .and_then(|names| names.get(name))
-            .copied();
+        let position = self.position(namespace, name);
         if let Some(position) = position
             && let Some(stored) = self.pods.get(position)
             && stored.metadata.resource_version.is_some()
@@ -315,11 +311,7 @@ impl PodFactsCache {
         let mut synced = Synced::default();
         for pod in pods {
             let (namespace, name) = key(&pod);
-            let position = self
-                .positions
-                .get(namespace)
-                .and_then(|names| names.get(name))
-                .copied();
+            let position = self.position(namespace, name);
             if position.is_some_and(|p| self.pods.get(p).is_some_and(|s| Arc::ptr_eq(s, &pod))) {
                 if let Some(flag) = position.and_then(|p| seen.get_mut(p)) {
                     *flag = true;
@@ -356,6 +348,14 @@ impl PodFactsCache {
         synced
     }
 
+    /// Where the pod `namespace/name` is in [`PodFactsCache::pods`].
+    fn position(&self, namespace: &str, name: &str) -> Option<usize> {
+        self.positions
+            .get(namespace)
+            .and_then(|names| names.get(name))
+            .copied()
+    }
+
     /// The pods, in the order a plan's pod indexes refer to.
     #[must_use]
     pub fn pods(&self) -> &[Arc<Pod>] {
@@ -365,8 +365,7 @@ impl PodFactsCache {
     /// The stored pod `namespace/name`.
     #[must_use]
     pub fn get(&self, namespace: &str, name: &str) -> Option<&Arc<Pod>> {
-        let position = *self.positions.get(namespace)?.get(name)?;
-        self.pods.get(position)
+        self.pods.get(self.position(namespace, name)?)
     }
 
     /// How many pods are stored.
