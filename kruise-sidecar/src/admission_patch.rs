@@ -2,19 +2,42 @@
 //! one. Injection only changes annotations and four lists of the pod spec, so the patch is built from those:
 //! one operation per changed annotation, and per list of the spec (init containers, containers, volumes, pull
 //! secrets) an `add` for each item injected before or after the pod's own and a `replace` for each item
-//! replaced in place. Serialising only what changed keeps the webhook cheap; a property test checks that
-//! applying the patch reproduces the injected pod.
+//! replaced in place (a list the pod does not have is added whole; a list left empty is removed).
+//!
+//! [`injection_patch`] / [`injection_patch_json`] find those operations by comparing two pods. Injection itself
+//! ([`crate::inject()`], [`crate::inject_json`]) writes the same operations, byte for byte, from what it
+//! injects ([`crate::injection_delta`]): only the injected items are serialised and the pod's own containers
+//! are never compared. Property tests check that both agree and that applying the patch reproduces the
+//! injected pod.
 
 use std::collections::BTreeMap;
 
+use std::fmt::Write as _;
+
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use serde::Serialize;
+use serde::ser::Serializer;
 use serde_json::Value;
 
+use crate::injection_delta::{InjectionDelta, Splice};
+
+/// The JSON pointer of `tokens` (`~` and `/` escaped as `~0` and `~1`).
 fn pointer(tokens: &[&str]) -> PointerBuf {
-    PointerBuf::from_tokens(tokens.iter().copied())
+    let mut text = String::with_capacity(tokens.iter().map(|token| token.len() + 1).sum());
+    for token in tokens {
+        text.push('/');
+        for ch in token.chars() {
+            match ch {
+                '~' => text.push_str("~0"),
+                '/' => text.push_str("~1"),
+                other => text.push(other),
+            }
+        }
+    }
+    // The text is a well-formed pointer by construction; `from_tokens` is the slower equivalent.
+    PointerBuf::parse(text).unwrap_or_else(|_| PointerBuf::from_tokens(tokens.iter().copied()))
 }
 
 /// The kind of an RFC 6902 operation injection writes.
@@ -67,6 +90,31 @@ struct JsonSink {
     out: Vec<u8>,
 }
 
+/// The sink's buffer as `serde_json`'s writer: the many one-byte writes (quotes, colons, commas, brackets)
+/// are pushed instead of copied.
+struct JsonBytes<'a>(&'a mut Vec<u8>);
+
+impl std::io::Write for JsonBytes<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if let [byte] = buf {
+            self.0.push(*byte);
+        } else {
+            self.0.extend_from_slice(buf);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Sink for JsonSink {
     fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>) {
         self.out.push(if self.out.len() > 1 { b',' } else { b'[' });
@@ -92,7 +140,9 @@ impl Sink for JsonSink {
         self.out.push(b'"');
         if let Some(value) = value {
             self.out.extend_from_slice(b",\"value\":");
-            if serde_json::to_writer(&mut self.out, value).is_err() {
+            let start = self.out.len();
+            if serde_json::to_writer(JsonBytes(&mut self.out), value).is_err() {
+                self.out.truncate(start);
                 self.out.extend_from_slice(b"null");
             }
         }
@@ -237,6 +287,140 @@ fn write_ops<S: Sink>(ops: &mut S, before: &Pod, after: &Pod) {
     }
 }
 
+/// Two runs of items serialised as one JSON array.
+struct Chained<'a, T>(&'a [T], &'a [T]);
+
+impl<T: Serialize> Serialize for Chained<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().chain(self.1))
+    }
+}
+
+/// Operations for one list of the spec from what injection puts into it: the operations [`list_ops`] finds
+/// between the pod's list (`own`) and the list after injection, without comparing the pod's own items (only
+/// those replaced in place). `optional`: the list is dropped when it ends up empty.
+fn splice_ops<T: Serialize + PartialEq, S: Sink>(
+    ops: &mut S,
+    field: &str,
+    own: Option<&Vec<T>>,
+    splice: &Splice<T>,
+    optional: bool,
+) {
+    let Some(own) = own else {
+        // The pod has no such list: the list after injection (if any) is added whole.
+        if !optional || !splice.inserts_nothing() {
+            ops.push(
+                Kind::Add,
+                &["spec", field],
+                Some(&Chained(&splice.before, &splice.after)),
+            );
+        }
+        return;
+    };
+    if own.is_empty() {
+        // The pod's items sit at offset 0 of the new list: everything is appended, or the list is dropped.
+        if splice.inserts_nothing() {
+            if optional {
+                ops.push::<Value>(Kind::Remove, &["spec", field], None);
+            }
+            return;
+        }
+        for item in splice.before.iter().chain(&splice.after) {
+            ops.push(Kind::Add, &["spec", field, "-"], Some(item));
+        }
+        return;
+    }
+    // The items inserted before the pod's have names the pod does not use, so the pod's items sit right after
+    // them.
+    let mut index = String::new();
+    for (at, item) in splice.before.iter().enumerate() {
+        index.clear();
+        let _ = write!(index, "{at}");
+        ops.push(Kind::Add, &["spec", field, &index], Some(item));
+    }
+    let offset = splice.before.len();
+    for (at, new) in &splice.replaced {
+        if own.get(*at) != Some(new) {
+            index.clear();
+            let _ = write!(index, "{}", offset + at);
+            ops.push(Kind::Replace, &["spec", field, &index], Some(new));
+        }
+    }
+    for item in &splice.after {
+        ops.push(Kind::Add, &["spec", field, "-"], Some(item));
+    }
+}
+
+/// The operations of an injection, from what it changes.
+fn delta_ops<S: Sink>(ops: &mut S, delta: &InjectionDelta<'_>) {
+    annotation_ops(
+        ops,
+        delta.admitted.metadata.annotations.as_ref(),
+        delta.pod.metadata.annotations.as_ref(),
+    );
+    let Some(spec_delta) = &delta.spec else {
+        return;
+    };
+    let Some(spec) = delta.admitted.spec.as_ref() else {
+        let mut spec = PodSpec::default();
+        spec_delta.clone().apply(&mut spec);
+        ops.push(Kind::Add, &["spec"], Some(&spec));
+        return;
+    };
+    splice_ops(
+        ops,
+        "initContainers",
+        spec.init_containers.as_ref(),
+        &spec_delta.init_containers,
+        true,
+    );
+    splice_ops(
+        ops,
+        "containers",
+        Some(&spec.containers),
+        &spec_delta.containers,
+        false,
+    );
+    splice_ops(
+        ops,
+        "volumes",
+        spec.volumes.as_ref(),
+        &spec_delta.volumes,
+        true,
+    );
+    list_ops(
+        ops,
+        "imagePullSecrets",
+        spec.image_pull_secrets.as_ref(),
+        spec_delta.image_pull_secrets.as_ref(),
+    );
+}
+
+/// The patch of an injection (what [`injection_patch`] finds between the admitted and the injected pod).
+pub(crate) fn delta_patch(delta: &InjectionDelta<'_>) -> Patch {
+    let mut ops = Vec::new();
+    delta_ops(&mut ops, delta);
+    Patch(ops)
+}
+
+/// The patch of an injection as JSON text (what [`injection_patch_json`] writes for the admitted and the
+/// injected pod).
+pub(crate) fn delta_patch_json(delta: &InjectionDelta<'_>) -> String {
+    let mut sink = JsonSink {
+        out: Vec::with_capacity(8192),
+    };
+    delta_ops(&mut sink, delta);
+    finish(sink)
+}
+
+fn finish(mut sink: JsonSink) -> String {
+    if sink.out.is_empty() {
+        sink.out.push(b'[');
+    }
+    sink.out.push(b']');
+    String::from_utf8(sink.out).unwrap_or_default()
+}
+
 /// The patch from `before` to `after`, where the two differ at most in annotations and the spec's init
 /// containers, containers, volumes and image pull secrets (what injection changes).
 #[must_use]
@@ -255,9 +439,5 @@ pub fn injection_patch_json(before: &Pod, after: &Pod) -> String {
         out: Vec::with_capacity(4096),
     };
     write_ops(&mut sink, before, after);
-    if sink.out.is_empty() {
-        sink.out.push(b'[');
-    }
-    sink.out.push(b']');
-    String::from_utf8(sink.out).unwrap_or_default()
+    finish(sink)
 }

@@ -20,19 +20,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{EnvVar, LocalObjectReference, Pod, Volume};
+use k8s_openapi::api::core::v1::{Container, EnvVar, LocalObjectReference, Pod, Volume};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::annotations::{SidecarSetHashEntry, WorkingHotUpgradeContainers};
-use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet};
+use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
 
-use crate::container_merge::{
-    merge_env, merge_pull_secrets, merge_sidecar_containers, merge_volume_devices,
-    merge_volume_mounts, merge_volumes,
-};
+use crate::container_merge::{merge_env, merge_volume_devices, merge_volume_mounts};
 use crate::error::Error;
 use crate::hash::{self, is_native_sidecar, name_of};
 use crate::hot_upgrade;
+use crate::injection_delta::{InjectionDelta, Sidecar, SpecDelta, Splice};
 use crate::injection_revision;
 use crate::matching;
 use crate::metadata;
@@ -107,13 +105,12 @@ pub struct JsonInjection {
 /// An invalid selector, a revision that cannot be found or restored, an unparsable SidecarSet annotation on
 /// the pod, a `MergePatchJson` that cannot be applied, or a `resourcesPolicy` that cannot be evaluated.
 pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<Injection, Error> {
-    let pod = request.pod;
-    let (injected, names) = injected_pod(request, chance)?;
-    Ok(match injected {
-        None => Injection::unchanged(pod, names),
-        Some(injected) => Injection {
-            patch: crate::admission_patch::injection_patch(pod, &injected),
-            pod: injected,
+    let (delta, names) = injection_delta(request, chance)?;
+    Ok(match delta {
+        None => Injection::unchanged(request.pod, names),
+        Some(delta) => Injection {
+            patch: crate::admission_patch::delta_patch(&delta),
+            pod: delta.into_pod(),
             sidecarsets: names,
         },
     })
@@ -127,27 +124,26 @@ pub fn inject_json(
     request: &InjectRequest<'_>,
     chance: &mut dyn Chance,
 ) -> Result<JsonInjection, Error> {
-    let pod = request.pod;
-    let (injected, names) = injected_pod(request, chance)?;
-    Ok(match injected {
+    let (delta, names) = injection_delta(request, chance)?;
+    Ok(match delta {
         None => JsonInjection {
-            pod: pod.clone(),
+            pod: request.pod.clone(),
             patch: "[]".to_owned(),
             sidecarsets: names,
         },
-        Some(injected) => JsonInjection {
-            patch: crate::admission_patch::injection_patch_json(pod, &injected),
-            pod: injected,
+        Some(delta) => JsonInjection {
+            patch: crate::admission_patch::delta_patch_json(&delta),
+            pod: delta.into_pod(),
             sidecarsets: names,
         },
     })
 }
 
-/// The injected pod (`None` when the request changes nothing) and the matched SidecarSets' names.
-fn injected_pod(
-    request: &InjectRequest<'_>,
+/// The injection (`None` when the request changes nothing) and the matched SidecarSets' names.
+fn injection_delta<'p>(
+    request: &InjectRequest<'p>,
     chance: &mut dyn Chance,
-) -> Result<(Option<Pod>, Vec<String>), Error> {
+) -> Result<(Option<InjectionDelta<'p>>, Vec<String>), Error> {
     let pod = request.pod;
     let matched =
         matching::matching_sidecarsets(request.sidecarsets, pod, request.namespace_labels)?;
@@ -166,18 +162,20 @@ fn injected_pod(
         return Ok((None, names));
     }
     let chosen: Vec<&SidecarSet> = resolved.iter().map(AsRef::as_ref).collect();
-    let injected = inject_sidecarsets(pod, &chosen, request.now, request.options)?;
-    Ok((Some(injected), names))
+    let delta = delta(pod, &chosen, request.now, request.options)?;
+    Ok((Some(delta), names))
 }
 
 /// What the SidecarSets contribute before merging.
 #[derive(Default)]
 struct Pieces {
-    containers: Vec<SidecarContainer>,
-    init_containers: Vec<SidecarContainer>,
+    containers: Vec<Sidecar>,
+    init_containers: Vec<Sidecar>,
     secrets: Vec<LocalObjectReference>,
+    /// The SidecarSets' volumes that the injected containers use and the pod does not define, first wins.
     volumes: Vec<Volume>,
-    annotations: BTreeMap<String, String>,
+    /// Inserted into the pod's annotations in order (a later value of a key wins).
+    annotations: Vec<(String, String)>,
 }
 
 /// Injects SidecarSets (already matched and resolved to the revision to inject) into a pod being created.
@@ -191,13 +189,27 @@ pub fn inject_sidecarsets(
     now: Timestamp,
     options: Options,
 ) -> Result<Pod, Error> {
-    let mut pod = pod.clone();
+    Ok(delta(pod, sidecarsets, now, options)?.into_pod())
+}
+
+/// [`inject_sidecarsets`] before it is applied.
+fn delta<'p>(
+    pod: &'p Pod,
+    sidecarsets: &[&SidecarSet],
+    now: Timestamp,
+    options: Options,
+) -> Result<InjectionDelta<'p>, Error> {
+    let mut copy = pod.clone();
     for sidecarset in sidecarsets {
-        metadata::patch_pod(&mut pod, &sidecarset.spec.patch_pod_metadata)?;
+        metadata::patch_pod(&mut copy, &sidecarset.spec.patch_pod_metadata)?;
     }
-    let pieces = build(&pod, sidecarsets, now)?;
+    let pieces = build(&copy, sidecarsets, now)?;
     if pieces.containers.is_empty() && pieces.init_containers.is_empty() {
-        return Ok(pod);
+        return Ok(InjectionDelta {
+            admitted: pod,
+            pod: copy,
+            spec: None,
+        });
     }
     let Pieces {
         mut containers,
@@ -210,22 +222,27 @@ pub fn inject_sidecarsets(
     if options.sort_sidecar_containers_by_name {
         containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
     }
-    let spec = pod.spec.get_or_insert_with(Default::default);
-    let pod_init = spec.init_containers.take().unwrap_or_default();
-    let merged_init = merge_sidecar_containers(pod_init, init_containers);
-    spec.init_containers = (!merged_init.is_empty()).then_some(merged_init);
-    spec.containers = merge_sidecar_containers(std::mem::take(&mut spec.containers), containers);
-    let mut pod_volumes = spec.volumes.take().unwrap_or_default();
-    merge_volumes(&mut pod_volumes, volumes);
-    spec.volumes = (!pod_volumes.is_empty()).then_some(pod_volumes);
-    let pod_secrets = spec.image_pull_secrets.take().unwrap_or_default();
-    let merged_secrets = merge_pull_secrets(pod_secrets, secrets);
-    spec.image_pull_secrets = (!merged_secrets.is_empty()).then_some(merged_secrets);
-    pod.metadata
+    let spec = pod.spec.as_ref();
+    let own_init = spec
+        .and_then(|spec| spec.init_containers.as_deref())
+        .unwrap_or_default();
+    let own = spec.map_or(&[][..], |spec| &spec.containers[..]);
+    let spec_delta = SpecDelta::new(
+        spec,
+        Splice::of_sidecars(own_init, init_containers),
+        Splice::of_sidecars(own, containers),
+        Splice::appending(volumes),
+        secrets,
+    );
+    copy.metadata
         .annotations
         .get_or_insert_with(BTreeMap::new)
         .extend(annotations);
-    Ok(pod)
+    Ok(InjectionDelta {
+        admitted: pod,
+        pod: copy,
+        spec: Some(spec_delta),
+    })
 }
 
 fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Pieces, Error> {
@@ -258,9 +275,11 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
                 .sum(),
         ),
         volumes: Vec::with_capacity(sidecarsets.iter().map(|set| set.spec.volumes.len()).sum()),
+        annotations: Vec::with_capacity(8),
         ..Pieces::default()
     };
     let time = records::to_time(now);
+    let mut hot_pairs = false;
 
     for sidecarset in sidecarsets {
         let name = name_of(sidecarset);
@@ -276,31 +295,33 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
         let mut injecting = false;
         for init in &sidecarset.spec.init_containers {
             if is_native_sidecar(init) {
-                sidecar_list.insert(init.container.name.clone());
+                sidecar_list.insert(init.container.name.as_str());
             }
             let prepared = prepare(sidecarset, init, pod, &volumes, &mut pieces.volumes)?;
             injecting = true;
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
-                push_hot_pair(prepared, &mut working, &mut pieces, true);
+                push_hot_pair(init, prepared, &mut working, &mut pieces, true);
+                hot_pairs = true;
             } else {
-                pieces.init_containers.push(prepared);
+                pieces.init_containers.push(sidecar(init, prepared));
             }
         }
         pieces
             .secrets
             .extend(sidecarset.spec.image_pull_secrets.iter().cloned());
-        for sidecar in &sidecarset.spec.containers {
-            sidecar_list.insert(sidecar.container.name.clone());
-            let prepared = prepare(sidecarset, sidecar, pod, &volumes, &mut pieces.volumes)?;
+        for container in &sidecarset.spec.containers {
+            sidecar_list.insert(container.container.name.as_str());
+            let prepared = prepare(sidecarset, container, pod, &volumes, &mut pieces.volumes)?;
             injecting = true;
-            if hot_upgrade::is_hot_upgrade(sidecar) {
-                push_hot_pair(prepared, &mut working, &mut pieces, false);
+            if hot_upgrade::is_hot_upgrade(container) {
+                push_hot_pair(container, prepared, &mut working, &mut pieces, false);
+                hot_pairs = true;
             } else {
-                pieces.containers.push(prepared);
+                pieces.containers.push(sidecar(container, prepared));
             }
         }
         if injecting {
-            let sidecar_list: Vec<String> = sidecar_list.into_iter().collect();
+            let sidecar_list: Vec<String> = sidecar_list.into_iter().map(str::to_owned).collect();
             let revision = sidecarset
                 .status
                 .as_ref()
@@ -328,60 +349,80 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
             );
         }
     }
-    pieces.annotations.insert(
-        keys::HASH_ANNOTATION.to_owned(),
-        records::hash_annotation_value(&hashes),
-    );
-    pieces.annotations.insert(
+    if hot_pairs {
+        pieces.annotations.push((
+            keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
+            records::to_annotation_value(&working.0),
+        ));
+    }
+    let [hash_value, without_image_value] =
+        records::hash_annotation_values([&hashes, &hashes_without_image]);
+    pieces
+        .annotations
+        .push((keys::HASH_ANNOTATION.to_owned(), hash_value));
+    pieces.annotations.push((
         keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
-        records::hash_annotation_value(&hashes_without_image),
-    );
-    pieces.annotations.insert(
+        without_image_value,
+    ));
+    pieces.annotations.push((
         keys::INJECTED_LIST_ANNOTATION.to_owned(),
         injected.to_value(),
-    );
+    ));
     Ok(pieces)
 }
 
+/// A prepared container with where it goes.
+fn sidecar(sidecar: &SidecarContainer, container: Container) -> Sidecar {
+    Sidecar {
+        container,
+        before: sidecar.pod_inject_policy == Some(PodInjectPolicy::BeforeAppContainer),
+    }
+}
+
+/// A hot-upgrade sidecar's `-1` / `-2` pair, its version annotations, and its working container (`-1`).
 fn push_hot_pair(
-    prepared: SidecarContainer,
+    sidecar_container: &SidecarContainer,
+    prepared: Container,
     working: &mut WorkingHotUpgradeContainers,
     pieces: &mut Pieces,
     init: bool,
 ) {
-    for (annotation, value) in hot_upgrade::injection_annotations(&prepared.container.name) {
-        pieces.annotations.insert(annotation, value);
-    }
-    let name = prepared.container.name.clone();
-    let (first, second) = hot_upgrade::into_pair(prepared);
-    working.0.insert(name, first.container.name.clone());
-    pieces.annotations.insert(
-        keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
-        records::to_annotation_value(&working.0),
-    );
+    pieces
+        .annotations
+        .extend(hot_upgrade::injection_annotations(&prepared.name));
+    let empty_image = &sidecar_container.upgrade_strategy.hot_upgrade_empty_image;
+    let name = prepared.name.clone();
+    let (first, second) = hot_upgrade::container_pair(prepared, empty_image);
+    working.0.insert(name, first.name.clone());
     let target = if init {
         &mut pieces.init_containers
     } else {
         &mut pieces.containers
     };
-    target.push(first);
-    target.push(second);
+    target.push(sidecar(sidecar_container, first));
+    target.push(sidecar(sidecar_container, second));
 }
 
 /// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
 /// variables, resources from its `resourcesPolicy`; the volumes its own mounts and devices use are appended to
-/// `volumes_out`.
+/// `volumes_out` unless the pod or an earlier sidecar already has a volume of that name (the merge keeps the
+/// first volume of a name).
 fn prepare(
     sidecarset: &SidecarSet,
     sidecar: &SidecarContainer,
     pod: &Pod,
     volumes: &BTreeMap<&str, &Volume>,
     volumes_out: &mut Vec<Volume>,
-) -> Result<SidecarContainer, Error> {
+) -> Result<Container, Error> {
     let pod_containers = pod
         .spec
         .as_ref()
         .map_or(&[][..], |spec| &spec.containers[..]);
+    let pod_volumes = pod
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.volumes.as_deref())
+        .unwrap_or_default();
     let resources = resources_policy::sidecar_resources(sidecarset, sidecar, pod_containers)?;
     let (shared_mounts, sub_path_envs) = shared_volumes::shared_mounts_and_envs(sidecar, pod);
     let shared_devices = shared_volumes::shared_devices(sidecar, pod);
@@ -403,16 +444,15 @@ fn prepare(
         );
     for name in used {
         // Upstream dereferences the lookup; a mount of a volume the SidecarSet does not define is skipped.
-        // Merging keeps the first volume of a name, so later duplicates are not even copied.
         if let Some(volume) = volumes.get(name)
             && !volumes_out.iter().any(|known| known.name == name)
+            && !pod_volumes.iter().any(|known| known.name == name)
         {
             volumes_out.push((*volume).clone());
         }
     }
 
-    let mut prepared = sidecar.clone();
-    let container = &mut prepared.container;
+    let mut container = sidecar.container.clone();
     if let Some(resources) = resources {
         container.resources = Some(resources);
     }
@@ -427,11 +467,12 @@ fn prepare(
         merge_volume_devices(devices, &mounts, &shared_devices);
     }
     let env = container.env.get_or_insert_with(Vec::new);
+    env.reserve(1 + transferred.len());
     env.push(EnvVar {
         name: keys::IS_INJECTED_ENV.to_owned(),
         value: Some("true".to_owned()),
         value_from: None,
     });
     merge_env(env, &transferred);
-    Ok(prepared)
+    Ok(container)
 }

@@ -128,49 +128,79 @@ pub fn to_annotation_value<T: serde::Serialize>(value: &T) -> String {
 /// directly (each distinct timestamp is formatted once).
 #[must_use]
 pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
-    use kruise_inplace::go_json::write_str;
+    let mut last_time = None;
+    write_hash_annotation_value(entries, &mut last_time)
+}
+
+/// [`hash_annotation_value`] of several maps, formatting a timestamp they share once.
+#[must_use]
+pub(crate) fn hash_annotation_values<const N: usize>(
+    entries: [&SidecarSetHashes; N],
+) -> [String; N] {
+    let mut last_time = None;
+    entries.map(|entries| write_hash_annotation_value(entries, &mut last_time))
+}
+
+/// The hash annotation value; `last_time` is the last timestamp formatted and its text.
+fn write_hash_annotation_value(
+    entries: &SidecarSetHashes,
+    last_time: &mut Option<(Time, String)>,
+) -> String {
     let mut out = String::with_capacity(256 * entries.len().max(1));
-    let mut last_time: Option<(&Time, String)> = None;
     out.push('{');
     for (index, (name, entry)) in entries.iter().enumerate() {
         if index > 0 {
             out.push(',');
         }
-        write_str(&mut out, name);
+        write_json_str(&mut out, name);
         out.push_str(":{\"updateTimestamp\":");
         match &entry.update_timestamp {
             None => out.push_str("null"),
-            Some(time) => match &last_time {
-                Some((known, text)) if *known == time => out.push_str(text),
+            Some(time) => match last_time {
+                Some((known, text)) if known == time => out.push_str(text),
                 _ => {
                     let text = time_value(time);
                     out.push_str(&text);
-                    last_time = Some((time, text));
+                    *last_time = Some((time.clone(), text));
                 }
             },
         }
         out.push_str(",\"hash\":");
-        write_str(&mut out, &entry.hash);
+        write_json_str(&mut out, &entry.hash);
         out.push_str(",\"sidecarSetName\":");
-        write_str(&mut out, &entry.sidecar_set_name);
+        write_json_str(&mut out, &entry.sidecar_set_name);
         out.push_str(",\"sidecarList\":");
         if entry.sidecar_list.is_empty() {
             out.push_str("[]");
         } else {
             for (position, sidecar) in entry.sidecar_list.iter().enumerate() {
                 out.push(if position == 0 { '[' } else { ',' });
-                write_str(&mut out, sidecar);
+                write_json_str(&mut out, sidecar);
             }
             out.push(']');
         }
         if !entry.controller_revision.is_empty() {
             out.push_str(",\"controllerRevision\":");
-            write_str(&mut out, &entry.controller_revision);
+            write_json_str(&mut out, &entry.controller_revision);
         }
         out.push('}');
     }
     out.push('}');
     out
+}
+
+/// A JSON string as Go writes it: printable ASCII other than `"`, `\\`, `<`, `>` and `&` (names, hashes,
+/// revisions) is copied as is, anything else goes through [`kruise_inplace::go_json::write_str`].
+fn write_json_str(out: &mut String, text: &str) {
+    let plain = |byte: &u8| (0x20..0x7f).contains(byte) && !matches!(byte, b'"' | b'\\' | b'<' | b'>' | b'&');
+    if text.as_bytes().iter().all(plain) {
+        out.reserve(text.len() + 2);
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        kruise_inplace::go_json::write_str(out, text);
+    }
 }
 
 /// A `Time` as [`to_annotation_value`] writes it (`"YYYY-MM-DDTHH:MM:SSZ"`, quoted), formatted directly (with
