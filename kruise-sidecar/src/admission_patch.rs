@@ -12,13 +12,10 @@
 
 use std::collections::BTreeMap;
 
-use std::fmt::Write as _;
-
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation};
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use serde::Serialize;
-use serde::ser::Serializer;
 use serde_json::Value;
 
 use crate::injection_delta::{InjectionDelta, Splice};
@@ -287,15 +284,6 @@ fn write_ops<S: Sink>(ops: &mut S, before: &Pod, after: &Pod) {
     }
 }
 
-/// Two runs of items serialised as one JSON array.
-struct Chained<'a, T>(&'a [T], &'a [T]);
-
-impl<T: Serialize> Serialize for Chained<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().chain(self.1))
-    }
-}
-
 /// Operations for one list of the spec from what injection puts into it: the operations [`list_ops`] finds
 /// between the pod's list (`own`) and the list after injection, without comparing the pod's own items (only
 /// those replaced in place). `optional`: the list is dropped when it ends up empty.
@@ -306,48 +294,68 @@ fn splice_ops<T: Serialize + PartialEq, S: Sink>(
     splice: &Splice<T>,
     optional: bool,
 ) {
+    let inserted = splice.inserted();
     let Some(own) = own else {
         // The pod has no such list: the list after injection (if any) is added whole.
-        if !optional || !splice.inserts_nothing() {
-            ops.push(
-                Kind::Add,
-                &["spec", field],
-                Some(&Chained(&splice.before, &splice.after)),
-            );
+        if !optional || inserted > 0 {
+            ops.push(Kind::Add, &["spec", field], Some(&splice.inserted_list()));
         }
         return;
     };
     if own.is_empty() {
         // The pod's items sit at offset 0 of the new list: everything is appended, or the list is dropped.
-        if splice.inserts_nothing() {
+        if inserted == 0 {
             if optional {
                 ops.push::<Value>(Kind::Remove, &["spec", field], None);
             }
             return;
         }
-        for item in splice.before.iter().chain(&splice.after) {
+        for item in splice.before().chain(splice.after()) {
             ops.push(Kind::Add, &["spec", field, "-"], Some(item));
         }
         return;
     }
     // The items inserted before the pod's have names the pod does not use, so the pod's items sit right after
     // them.
-    let mut index = String::new();
-    for (at, item) in splice.before.iter().enumerate() {
-        index.clear();
-        let _ = write!(index, "{at}");
-        ops.push(Kind::Add, &["spec", field, &index], Some(item));
+    let mut offset = 0;
+    for item in splice.before() {
+        ops.push(Kind::Add, &["spec", field, Index(offset).as_str(&mut [0; 20])], Some(item));
+        offset += 1;
     }
-    let offset = splice.before.len();
-    for (at, new) in &splice.replaced {
-        if own.get(*at) != Some(new) {
-            index.clear();
-            let _ = write!(index, "{}", offset + at);
-            ops.push(Kind::Replace, &["spec", field, &index], Some(new));
+    for (at, new) in splice.replacements() {
+        if own.get(at) != Some(new) {
+            let index = Index(offset + at);
+            ops.push(Kind::Replace, &["spec", field, index.as_str(&mut [0; 20])], Some(new));
         }
     }
-    for item in &splice.after {
+    for item in splice.after() {
         ops.push(Kind::Add, &["spec", field, "-"], Some(item));
+    }
+}
+
+/// A list index as a pointer token, written into a stack buffer.
+#[derive(Clone, Copy)]
+struct Index(usize);
+
+impl Index {
+    fn as_str(self, buffer: &mut [u8; 20]) -> &str {
+        let mut start = buffer.len();
+        let mut rest = self.0;
+        loop {
+            start -= 1;
+            if let Some(digit) = buffer.get_mut(start) {
+                // `rest % 10` is below 10.
+                *digit = b'0' + u8::try_from(rest % 10).unwrap_or(0);
+            }
+            rest /= 10;
+            if rest == 0 || start == 0 {
+                break;
+            }
+        }
+        buffer
+            .get(start..)
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .unwrap_or("0")
     }
 }
 

@@ -16,27 +16,28 @@
 //! On an **update** the open-source webhook stops before changing anything (its "availability changed"
 //! check is always false); so does [`inject`], after resolving revisions like upstream.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Container, EnvVar, LocalObjectReference, Pod, Volume};
 use k8s_openapi::jiff::Timestamp;
-use kruise_api::annotations::{SidecarSetHashEntry, WorkingHotUpgradeContainers};
+use kruise_api::annotations::WorkingHotUpgradeContainers;
 use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
 
-use crate::container_merge::{merge_env, merge_volume_devices, merge_volume_mounts};
+use crate::container_merge::{append_devices, append_env, append_mounts};
 use crate::error::Error;
 use crate::hash::{self, is_native_sidecar, name_of};
 use crate::hot_upgrade;
-use crate::injection_delta::{InjectionDelta, Sidecar, SpecDelta, Splice};
+use crate::injection_delta::{InjectionDelta, Place, SpecDelta, Splice};
 use crate::injection_revision;
 use crate::matching;
 use crate::metadata;
 use crate::options::Options;
 use crate::random::Chance;
-use crate::records;
+use crate::records::{self, HashEntryRef, SidecarNames};
 use crate::resources_policy;
 use crate::shared_volumes;
 use crate::transfer_env;
@@ -167,13 +168,13 @@ fn injection_delta<'p>(
 }
 
 /// What the SidecarSets contribute before merging.
-#[derive(Default)]
-struct Pieces {
-    containers: Vec<Sidecar>,
-    init_containers: Vec<Sidecar>,
-    secrets: Vec<LocalObjectReference>,
+struct Pieces<'s> {
+    /// Each with its place among the pod's containers.
+    containers: Vec<(Place, Container)>,
+    init_containers: Vec<(Place, Container)>,
+    secrets: Vec<&'s LocalObjectReference>,
     /// The SidecarSets' volumes that the injected containers use and the pod does not define, first wins.
-    volumes: Vec<Volume>,
+    volumes: Vec<(Place, Volume)>,
     /// Inserted into the pod's annotations in order (a later value of a key wins).
     annotations: Vec<(String, String)>,
 }
@@ -201,7 +202,7 @@ fn delta<'p>(
 ) -> Result<InjectionDelta<'p>, Error> {
     let mut copy = pod.clone();
     for sidecarset in sidecarsets {
-        metadata::patch_pod(&mut copy, &sidecarset.spec.patch_pod_metadata)?;
+        metadata::patch_pod_for_injection(&mut copy, &sidecarset.spec.patch_pod_metadata)?;
     }
     let pieces = build(&copy, sidecarsets, now)?;
     if pieces.containers.is_empty() && pieces.init_containers.is_empty() {
@@ -218,21 +219,18 @@ fn delta<'p>(
         volumes,
         annotations,
     } = pieces;
-    init_containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
+    init_containers.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
     if options.sort_sidecar_containers_by_name {
-        containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
+        containers.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
     }
-    let spec = pod.spec.as_ref();
-    let own_init = spec
-        .and_then(|spec| spec.init_containers.as_deref())
-        .unwrap_or_default();
-    let own = spec.map_or(&[][..], |spec| &spec.containers[..]);
     let spec_delta = SpecDelta::new(
-        spec,
-        Splice::of_sidecars(own_init, init_containers),
-        Splice::of_sidecars(own, containers),
-        Splice::appending(volumes),
-        secrets,
+        pod.spec.as_ref(),
+        Splice {
+            items: init_containers,
+        },
+        Splice { items: containers },
+        Splice { items: volumes },
+        &secrets,
     );
     copy.metadata
         .annotations
@@ -245,16 +243,43 @@ fn delta<'p>(
     })
 }
 
-fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Pieces, Error> {
+/// A SidecarSet's entry in the hash annotations, written at injection.
+struct NewHashEntry<'s> {
+    name: &'s str,
+    hash: Cow<'s, str>,
+    without_image: Cow<'s, str>,
+    sidecar_list: Vec<&'s str>,
+    revision: &'s str,
+}
+
+fn build<'s>(
+    pod: &Pod,
+    sidecarsets: &[&'s SidecarSet],
+    now: Timestamp,
+) -> Result<Pieces<'s>, Error> {
     let parse_error = |source| Error::PodAnnotation {
         pod: records::pod_key(pod),
         source,
     };
-    let mut hashes = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
-    let mut hashes_without_image =
+    let recorded = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
+    let recorded_without_image =
         records::hash_entries(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION).map_err(parse_error)?;
     let mut working = records::working_containers(pod);
-    let mut injected = records::injected_list(pod);
+    // `kruise.io/sidecarset-injected-list`: sorted names, empty items ignored (`InjectedSidecarSets`).
+    let mut injected: BTreeSet<&str> = records::annotation(pod, keys::INJECTED_LIST_ANNOTATION)
+        .unwrap_or("")
+        .split(',')
+        .filter(|name| !name.is_empty())
+        .collect();
+    let own_containers = pod
+        .spec
+        .as_ref()
+        .map_or(&[][..], |spec| &spec.containers[..]);
+    let own_init = pod
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.init_containers.as_deref())
+        .unwrap_or_default();
     // Every sidecar becomes one container, a hot-upgrade one two.
     let sidecar_count = |list: &[SidecarContainer]| -> usize {
         list.iter()
@@ -274,79 +299,70 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
                 .map(|set| sidecar_count(&set.spec.init_containers))
                 .sum(),
         ),
-        volumes: Vec::with_capacity(sidecarsets.iter().map(|set| set.spec.volumes.len()).sum()),
+        secrets: Vec::new(),
+        volumes: Vec::new(),
         annotations: Vec::with_capacity(8),
-        ..Pieces::default()
     };
-    let time = records::to_time(now);
+    let mut new_entries: Vec<NewHashEntry<'s>> = Vec::with_capacity(sidecarsets.len());
     let mut hot_pairs = false;
 
     for sidecarset in sidecarsets {
         let name = name_of(sidecarset);
         injected.insert(name);
-        let set_hashes = hash::recorded_or_computed(sidecarset)?;
-        let volumes: BTreeMap<&str, &Volume> = sidecarset
-            .spec
-            .volumes
-            .iter()
-            .map(|volume| (volume.name.as_str(), volume))
-            .collect();
-        let mut sidecar_list = BTreeSet::new();
+        let (hash, without_image) = hash::recorded_or_computed_ref(sidecarset)?;
+        let mut sidecar_list = Vec::new();
         let mut injecting = false;
         for init in &sidecarset.spec.init_containers {
             if is_native_sidecar(init) {
-                sidecar_list.insert(init.container.name.as_str());
+                sidecar_list.push(init.container.name.as_str());
             }
-            let prepared = prepare(sidecarset, init, pod, &volumes, &mut pieces.volumes)?;
+            let prepared = prepare(sidecarset, init, pod, &mut pieces.volumes)?;
             injecting = true;
+            let before = is_before(init);
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
-                push_hot_pair(init, prepared, &mut working, &mut pieces, true);
+                let (first, second) = hot_pair(init, prepared, &mut working, &mut pieces.annotations);
+                for container in [first, second] {
+                    let place = Place::of_container(own_init, &container.name, before);
+                    pieces.init_containers.push((place, container));
+                }
                 hot_pairs = true;
             } else {
-                pieces.init_containers.push(sidecar(init, prepared));
+                let place = Place::of_container(own_init, &prepared.name, before);
+                pieces.init_containers.push((place, prepared));
             }
         }
-        pieces
-            .secrets
-            .extend(sidecarset.spec.image_pull_secrets.iter().cloned());
-        for container in &sidecarset.spec.containers {
-            sidecar_list.insert(container.container.name.as_str());
-            let prepared = prepare(sidecarset, container, pod, &volumes, &mut pieces.volumes)?;
+        pieces.secrets.extend(&sidecarset.spec.image_pull_secrets);
+        for sidecar in &sidecarset.spec.containers {
+            sidecar_list.push(sidecar.container.name.as_str());
+            let prepared = prepare(sidecarset, sidecar, pod, &mut pieces.volumes)?;
             injecting = true;
-            if hot_upgrade::is_hot_upgrade(container) {
-                push_hot_pair(container, prepared, &mut working, &mut pieces, false);
+            let before = is_before(sidecar);
+            if hot_upgrade::is_hot_upgrade(sidecar) {
+                let (first, second) =
+                    hot_pair(sidecar, prepared, &mut working, &mut pieces.annotations);
+                for container in [first, second] {
+                    let place = Place::of_container(own_containers, &container.name, before);
+                    pieces.containers.push((place, container));
+                }
                 hot_pairs = true;
             } else {
-                pieces.containers.push(sidecar(container, prepared));
+                let place = Place::of_container(own_containers, &prepared.name, before);
+                pieces.containers.push((place, prepared));
             }
         }
         if injecting {
-            let sidecar_list: Vec<String> = sidecar_list.into_iter().map(str::to_owned).collect();
-            let revision = sidecarset
-                .status
-                .as_ref()
-                .map(|status| status.latest_revision.clone())
-                .unwrap_or_default();
-            hashes.insert(
-                name.to_owned(),
-                SidecarSetHashEntry {
-                    update_timestamp: Some(time.clone()),
-                    hash: set_hashes.hash,
-                    sidecar_set_name: name.to_owned(),
-                    sidecar_list: sidecar_list.clone(),
-                    controller_revision: revision,
-                },
-            );
-            hashes_without_image.insert(
-                name.to_owned(),
-                SidecarSetHashEntry {
-                    update_timestamp: Some(time.clone()),
-                    hash: set_hashes.without_image,
-                    sidecar_set_name: name.to_owned(),
-                    sidecar_list,
-                    controller_revision: String::new(),
-                },
-            );
+            sidecar_list.sort_unstable();
+            sidecar_list.dedup();
+            new_entries.push(NewHashEntry {
+                name,
+                hash,
+                without_image,
+                sidecar_list,
+                revision: sidecarset
+                    .status
+                    .as_ref()
+                    .map_or("", |status| status.latest_revision.as_str()),
+            });
         }
     }
     if hot_pairs {
@@ -355,52 +371,64 @@ fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Piece
             records::to_annotation_value(&working.0),
         ));
     }
-    let [hash_value, without_image_value] =
-        records::hash_annotation_values([&hashes, &hashes_without_image]);
-    pieces
-        .annotations
-        .push((keys::HASH_ANNOTATION.to_owned(), hash_value));
-    pieces.annotations.push((
-        keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
-        without_image_value,
-    ));
+    let time = records::to_time(now);
+    let mut last_time = None;
+    for (key, recorded) in [
+        (keys::HASH_ANNOTATION, &recorded),
+        (keys::HASH_WITHOUT_IMAGE_ANNOTATION, &recorded_without_image),
+    ] {
+        let with_image = key == keys::HASH_ANNOTATION;
+        // The pod's entries, each replaced by the SidecarSet's new one (a later SidecarSet of a name wins).
+        let mut entries: BTreeMap<&str, HashEntryRef<'_>> = recorded
+            .iter()
+            .map(|(name, entry)| (name.as_str(), HashEntryRef::from(entry)))
+            .collect();
+        for entry in &new_entries {
+            entries.insert(
+                entry.name,
+                HashEntryRef {
+                    update_timestamp: Some(&time),
+                    hash: if with_image {
+                        &entry.hash
+                    } else {
+                        &entry.without_image
+                    },
+                    sidecar_set_name: entry.name,
+                    sidecar_list: SidecarNames::Borrowed(&entry.sidecar_list),
+                    controller_revision: if with_image { entry.revision } else { "" },
+                },
+            );
+        }
+        let value = records::hash_annotation_from(entries.into_iter(), &mut last_time);
+        pieces.annotations.push((key.to_owned(), value));
+    }
+    let injected_value = injected.into_iter().collect::<Vec<_>>().join(",");
     pieces.annotations.push((
         keys::INJECTED_LIST_ANNOTATION.to_owned(),
-        injected.to_value(),
+        injected_value,
     ));
     Ok(pieces)
 }
 
-/// A prepared container with where it goes.
-fn sidecar(sidecar: &SidecarContainer, container: Container) -> Sidecar {
-    Sidecar {
-        container,
-        before: sidecar.pod_inject_policy == Some(PodInjectPolicy::BeforeAppContainer),
-    }
+/// Whether the sidecar goes before the pod's containers.
+fn is_before(sidecar: &SidecarContainer) -> bool {
+    sidecar.pod_inject_policy == Some(PodInjectPolicy::BeforeAppContainer)
 }
 
-/// A hot-upgrade sidecar's `-1` / `-2` pair, its version annotations, and its working container (`-1`).
-fn push_hot_pair(
-    sidecar_container: &SidecarContainer,
+/// A hot-upgrade sidecar's `-1` / `-2` pair; its version annotations go to `annotations` and its working
+/// container (`-1`) to `working`.
+fn hot_pair(
+    sidecar: &SidecarContainer,
     prepared: Container,
     working: &mut WorkingHotUpgradeContainers,
-    pieces: &mut Pieces,
-    init: bool,
-) {
-    pieces
-        .annotations
-        .extend(hot_upgrade::injection_annotations(&prepared.name));
-    let empty_image = &sidecar_container.upgrade_strategy.hot_upgrade_empty_image;
+    annotations: &mut Vec<(String, String)>,
+) -> (Container, Container) {
+    annotations.extend(hot_upgrade::injection_annotations(&prepared.name));
+    let empty_image = &sidecar.upgrade_strategy.hot_upgrade_empty_image;
     let name = prepared.name.clone();
     let (first, second) = hot_upgrade::container_pair(prepared, empty_image);
     working.0.insert(name, first.name.clone());
-    let target = if init {
-        &mut pieces.init_containers
-    } else {
-        &mut pieces.containers
-    };
-    target.push(sidecar(sidecar_container, first));
-    target.push(sidecar(sidecar_container, second));
+    (first, second)
 }
 
 /// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
@@ -411,8 +439,7 @@ fn prepare(
     sidecarset: &SidecarSet,
     sidecar: &SidecarContainer,
     pod: &Pod,
-    volumes: &BTreeMap<&str, &Volume>,
-    volumes_out: &mut Vec<Volume>,
+    volumes_out: &mut Vec<(Place, Volume)>,
 ) -> Result<Container, Error> {
     let pod_containers = pod
         .spec
@@ -424,10 +451,9 @@ fn prepare(
         .and_then(|spec| spec.volumes.as_deref())
         .unwrap_or_default();
     let resources = resources_policy::sidecar_resources(sidecarset, sidecar, pod_containers)?;
-    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mounts_and_envs(sidecar, pod);
-    let shared_devices = shared_volumes::shared_devices(sidecar, pod);
-    let mut transferred = transfer_env::transfer_envs(sidecar, pod);
-    merge_env(&mut transferred, &sub_path_envs);
+    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mount_refs(sidecar, pod);
+    let shared_devices = shared_volumes::shared_device_refs(sidecar, pod);
+    let transferred = transfer_env::transfer_env_refs(sidecar, pod);
 
     let container = &sidecar.container;
     let used = container
@@ -443,12 +469,18 @@ fn prepare(
                 .map(|device| device.name.as_str()),
         );
     for name in used {
-        // Upstream dereferences the lookup; a mount of a volume the SidecarSet does not define is skipped.
-        if let Some(volume) = volumes.get(name)
-            && !volumes_out.iter().any(|known| known.name == name)
+        // Upstream dereferences the lookup (in a map of the SidecarSet's volumes, where the last of a name
+        // wins); a mount of a volume the SidecarSet does not define is skipped.
+        if let Some(volume) = sidecarset
+            .spec
+            .volumes
+            .iter()
+            .rev()
+            .find(|volume| volume.name == name)
+            && !volumes_out.iter().any(|(_, known)| known.name == name)
             && !pod_volumes.iter().any(|known| known.name == name)
         {
-            volumes_out.push((*volume).clone());
+            volumes_out.push((Place::After, volume.clone()));
         }
     }
 
@@ -459,20 +491,23 @@ fn prepare(
     if !shared_mounts.is_empty() {
         let devices = container.volume_devices.as_deref().unwrap_or_default();
         let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
-        merge_volume_mounts(mounts, devices, &shared_mounts);
+        append_mounts(mounts, devices, &shared_mounts);
     }
     if !shared_devices.is_empty() {
-        let mounts = container.volume_mounts.clone().unwrap_or_default();
+        let mounts = container.volume_mounts.as_deref().unwrap_or_default();
         let devices = container.volume_devices.get_or_insert_with(Vec::new);
-        merge_volume_devices(devices, &mounts, &shared_devices);
+        append_devices(devices, mounts, &shared_devices);
     }
     let env = container.env.get_or_insert_with(Vec::new);
-    env.reserve(1 + transferred.len());
+    env.reserve(1 + transferred.len() + sub_path_envs.len());
     env.push(EnvVar {
         name: keys::IS_INJECTED_ENV.to_owned(),
         value: Some("true".to_owned()),
         value_from: None,
     });
-    merge_env(env, &transferred);
+    // The transferred variables, then the `subPathExpr` ones, each unless its name is taken by then.
+    let mut candidates = transferred;
+    candidates.extend(sub_path_envs);
+    append_env(env, &candidates);
     Ok(container)
 }

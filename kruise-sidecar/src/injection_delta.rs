@@ -2,104 +2,139 @@
 //! injection, and per list of the spec the injected items and where they go among the pod's own.
 //!
 //! The admission patch is written from it ([`crate::admission_patch`]): only the injected items and the
-//! annotations are serialised, and the pod's own containers are never compared, since injection does not
-//! touch them. [`InjectionDelta::into_pod`] then applies it, moving the injected items into the copy.
+//! annotations are serialised, and the pod's own containers are never compared (injection does not touch
+//! them). [`InjectionDelta::into_pod`] then applies it, moving the injected items into the copy.
 //!
-//! How the items are placed is upstream's merge (spec 3c "Merge into the pod", [`crate::container_merge`]): a
+//! Where the items go is upstream's merge (spec 3c "Merge into the pod", as [`crate::container_merge`]): a
 //! sidecar whose name is already among the pod's containers replaces that container in place (the last such
 //! sidecar wins), the others go before the pod's containers (`BeforeAppContainer`) or after them; volumes and
 //! pull secrets are appended first-wins; a list left empty is dropped.
 
 use k8s_openapi::api::core::v1::{Container, LocalObjectReference, Pod, PodSpec, Volume};
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
 
-use crate::container_merge::merge_pull_secrets;
+use crate::container_merge::append_first_wins;
 
-/// A sidecar container ready to merge, and whether it goes before the pod's containers.
-#[derive(Clone, Debug)]
-pub(crate) struct Sidecar {
-    pub(crate) container: Container,
-    pub(crate) before: bool,
+/// Where an injected item goes in its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Before the pod's items.
+    Before,
+    /// In place of the pod's item at this index.
+    Replace(usize),
+    /// After the pod's items.
+    After,
 }
 
-/// Items injected around a list of the pod's own items: before them, in place of some, after them.
+impl Place {
+    /// Where a sidecar container goes among the pod's containers `own`.
+    pub(crate) fn of_container(own: &[Container], name: &str, before: bool) -> Self {
+        match own.iter().position(|container| container.name == name) {
+            Some(index) => Self::Replace(index),
+            None if before => Self::Before,
+            None => Self::After,
+        }
+    }
+}
+
+/// Items injected into a list of the pod's own items, in injection order, each with its place.
 #[derive(Clone, Debug)]
 pub(crate) struct Splice<T> {
-    /// Inserted before the pod's items, in order.
-    pub(crate) before: Vec<T>,
-    /// `(index among the pod's items, new item)`, by index, one per index.
-    pub(crate) replaced: Vec<(usize, T)>,
-    /// Appended after the pod's items, in order.
-    pub(crate) after: Vec<T>,
-}
-
-impl<T> Default for Splice<T> {
-    fn default() -> Self {
-        Self {
-            before: Vec::new(),
-            replaced: Vec::new(),
-            after: Vec::new(),
-        }
-    }
-}
-
-impl Splice<Container> {
-    /// Upstream's `mergeSidecarContainers` against the pod's containers `own`, in the sidecars' order.
-    pub(crate) fn of_sidecars(own: &[Container], sidecars: Vec<Sidecar>) -> Self {
-        let mut splice = Self::default();
-        for sidecar in sidecars {
-            if let Some(index) = own
-                .iter()
-                .position(|container| container.name == sidecar.container.name)
-            {
-                match splice.replaced.iter_mut().find(|(at, _)| *at == index) {
-                    Some((_, existing)) => *existing = sidecar.container,
-                    None => splice.replaced.push((index, sidecar.container)),
-                }
-            } else if sidecar.before {
-                splice.before.push(sidecar.container);
-            } else {
-                splice.after.push(sidecar.container);
-            }
-        }
-        splice.replaced.sort_by_key(|(index, _)| *index);
-        splice
-    }
+    pub(crate) items: Vec<(Place, T)>,
 }
 
 impl<T> Splice<T> {
-    /// Appends `items` after the pod's.
-    pub(crate) fn appending(items: Vec<T>) -> Self {
-        Self {
-            after: items,
-            ..Self::default()
-        }
+    /// The items inserted before the pod's, in order.
+    pub(crate) fn before(&self) -> impl Iterator<Item = &T> {
+        self.placed(Place::Before)
     }
 
-    /// Whether nothing is inserted (replacements aside).
-    pub(crate) fn inserts_nothing(&self) -> bool {
-        self.before.is_empty() && self.after.is_empty()
+    /// The items appended after the pod's, in order.
+    pub(crate) fn after(&self) -> impl Iterator<Item = &T> {
+        self.placed(Place::After)
+    }
+
+    fn placed(&self, wanted: Place) -> impl Iterator<Item = &T> {
+        self.items
+            .iter()
+            .filter(move |(place, _)| *place == wanted)
+            .map(|(_, item)| item)
+    }
+
+    /// How many items are inserted before or after the pod's.
+    pub(crate) fn inserted(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|(place, _)| !matches!(place, Place::Replace(_)))
+            .count()
+    }
+
+    /// The replaced items by index, the last one for an index winning.
+    pub(crate) fn replacements(&self) -> Vec<(usize, &T)> {
+        let mut replaced: Vec<(usize, &T)> = Vec::new();
+        for (place, item) in &self.items {
+            if let Place::Replace(index) = place {
+                match replaced.iter_mut().find(|(at, _)| at == index) {
+                    Some((_, existing)) => *existing = item,
+                    None => replaced.push((*index, item)),
+                }
+            }
+        }
+        replaced.sort_by_key(|(index, _)| *index);
+        replaced
+    }
+
+    /// The items inserted before and after the pod's, as one JSON array (the list when the pod has none).
+    pub(crate) fn inserted_list(&self) -> InsertedList<'_, T> {
+        InsertedList(self)
     }
 
     /// The pod's items with the splice applied.
     pub(crate) fn apply(self, mut list: Vec<T>) -> Vec<T> {
-        let Self {
-            before,
-            replaced,
-            after,
-        } = self;
-        for (index, item) in replaced {
-            if let Some(slot) = list.get_mut(index) {
-                *slot = item;
+        let inserted = self.inserted();
+        let before = self.before().count();
+        if before == 0 {
+            list.reserve_exact(inserted);
+            for (place, item) in self.items {
+                match place {
+                    Place::Replace(index) => replace(&mut list, index, item),
+                    Place::Before | Place::After => list.push(item),
+                }
             }
-        }
-        if before.is_empty() && after.is_empty() {
             return list;
         }
-        let mut merged = Vec::with_capacity(before.len() + list.len() + after.len());
-        merged.extend(before);
+        let mut merged = Vec::with_capacity(list.len() + inserted);
+        let mut after = Vec::with_capacity(inserted - before);
+        for (place, item) in self.items {
+            match place {
+                Place::Before => merged.push(item),
+                Place::Replace(index) => replace(&mut list, index, item),
+                Place::After => after.push(item),
+            }
+        }
         merged.append(&mut list);
-        merged.extend(after);
+        merged.append(&mut after);
         merged
+    }
+}
+
+fn replace<T>(list: &mut [T], index: usize, item: T) {
+    if let Some(slot) = list.get_mut(index) {
+        *slot = item;
+    }
+}
+
+/// See [`Splice::inserted_list`].
+pub(crate) struct InsertedList<'a, T>(&'a Splice<T>);
+
+impl<T: Serialize> Serialize for InsertedList<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.inserted()))?;
+        for item in self.0.before().chain(self.0.after()) {
+            seq.serialize_element(item)?;
+        }
+        seq.end()
     }
 }
 
@@ -116,18 +151,20 @@ pub(crate) struct SpecDelta {
 }
 
 impl SpecDelta {
-    /// The spec lists, the pod's pull secrets then the sidecars' (`secrets`), first name wins.
+    /// The spec lists; pull secrets are the pod's then `secrets`, first name wins.
     pub(crate) fn new(
         spec: Option<&PodSpec>,
         init_containers: Splice<Container>,
         containers: Splice<Container>,
         volumes: Splice<Volume>,
-        secrets: Vec<LocalObjectReference>,
+        secrets: &[&LocalObjectReference],
     ) -> Self {
         let own = spec
-            .and_then(|spec| spec.image_pull_secrets.clone())
+            .and_then(|spec| spec.image_pull_secrets.as_deref())
             .unwrap_or_default();
-        let merged = merge_pull_secrets(own, secrets);
+        let candidates: Vec<&LocalObjectReference> = own.iter().chain(secrets.iter().copied()).collect();
+        let mut merged = Vec::with_capacity(candidates.len());
+        append_first_wins(&mut merged, &[], &candidates, |secret| secret.name.as_str());
         Self {
             init_containers,
             containers,
@@ -185,47 +222,95 @@ mod tests {
         }
     }
 
-    fn sidecar(name: &str, image: &str, before: bool) -> Sidecar {
-        Sidecar {
-            container: container(name, image),
-            before,
-        }
-    }
-
     #[test]
-    fn splice_matches_upstream_merge() {
-        let own = vec![container("main", "m"), container("log", "l"), container("log", "l2")];
-        let sidecars = vec![
-            sidecar("b1", "x", true),
-            sidecar("a1", "x", false),
-            sidecar("log", "new", true),
-            sidecar("main", "first", false),
-            sidecar("main", "second", true),
-            sidecar("b2", "x", true),
+    fn splice_is_upstreams_merge() {
+        let own = vec![
+            container("main", "m"),
+            container("log", "l"),
+            container("log", "l2"),
         ];
-        let splice = Splice::of_sidecars(&own, sidecars);
+        let sidecars = [
+            ("b1", "x", true),
+            ("a1", "x", false),
+            ("log", "new", true),
+            ("main", "first", false),
+            ("main", "second", true),
+            ("b2", "x", true),
+        ];
+        let splice = Splice {
+            items: sidecars
+                .iter()
+                .map(|(name, image, before)| {
+                    (
+                        Place::of_container(&own, name, *before),
+                        container(name, image),
+                    )
+                })
+                .collect(),
+        };
         let replaced: Vec<_> = splice
-            .replaced
+            .replacements()
             .iter()
             .map(|(index, c)| (*index, c.image.as_deref().unwrap_or("")))
             .collect();
         assert_eq!(replaced, [(0, "second"), (1, "new")]);
+        assert_eq!(splice.inserted(), 3);
+        let names = |list: &[Container]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+                .collect()
+        };
         let merged = splice.apply(own);
+        let expected = [
+            ("b1", "x"),
+            ("b2", "x"),
+            ("main", "second"),
+            ("log", "new"),
+            ("log", "l2"),
+            ("a1", "x"),
+        ];
+        assert_eq!(
+            names(&merged),
+            expected.map(|(n, i)| (n.to_owned(), i.to_owned()))
+        );
+        // The same with the old merge helper.
+        let legacy = crate::container_merge::merge_sidecar_containers(
+            vec![
+                container("main", "m"),
+                container("log", "l"),
+                container("log", "l2"),
+            ],
+            sidecars
+                .iter()
+                .map(|(name, image, before)| kruise_api::apps::v1beta1::SidecarContainer {
+                    container: container(name, image),
+                    pod_inject_policy: Some(if *before {
+                        kruise_api::apps::v1beta1::PodInjectPolicy::BeforeAppContainer
+                    } else {
+                        kruise_api::apps::v1beta1::PodInjectPolicy::AfterAppContainer
+                    }),
+                    ..Default::default()
+                })
+                .collect(),
+        );
+        assert_eq!(names(&legacy), names(&merged));
+    }
+
+    #[test]
+    fn appending_only_keeps_the_pods_items_first() {
+        let splice = Splice {
+            items: vec![
+                (Place::After, container("a", "1")),
+                (Place::Replace(0), container("own", "new")),
+                (Place::After, container("b", "1")),
+            ],
+        };
+        let merged = splice.apply(vec![container("own", "old")]);
         let names: Vec<_> = merged
             .iter()
             .map(|c| (c.name.as_str(), c.image.as_deref().unwrap_or("")))
             .collect();
-        assert_eq!(
-            names,
-            [
-                ("b1", "x"),
-                ("b2", "x"),
-                ("main", "second"),
-                ("log", "new"),
-                ("log", "l2"),
-                ("a1", "x")
-            ]
-        );
+        assert_eq!(names, [("own", "new"), ("a", "1"), ("b", "1")]);
     }
 
     #[test]
@@ -237,12 +322,15 @@ mod tests {
             image_pull_secrets: Some(vec![secret("a"), secret("a")]),
             ..PodSpec::default()
         };
+        let (b, a) = (secret("b"), secret("a"));
         let delta = SpecDelta::new(
             Some(&spec),
-            Splice::default(),
-            Splice::appending(vec![container("s", "x")]),
-            Splice::default(),
-            vec![secret("b"), secret("a")],
+            Splice { items: Vec::new() },
+            Splice {
+                items: vec![(Place::After, container("s", "x"))],
+            },
+            Splice { items: Vec::new() },
+            &[&b, &a],
         );
         delta.apply(&mut spec);
         assert_eq!(spec.init_containers, None);

@@ -129,32 +129,58 @@ pub fn to_annotation_value<T: serde::Serialize>(value: &T) -> String {
 #[must_use]
 pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
     let mut last_time = None;
-    write_hash_annotation_value(entries, &mut last_time)
+    hash_annotation_from(
+        entries
+            .iter()
+            .map(|(name, entry)| (name.as_str(), HashEntryRef::from(entry))),
+        &mut last_time,
+    )
 }
 
-/// [`hash_annotation_value`] of several maps, formatting a timestamp they share once.
-#[must_use]
-pub(crate) fn hash_annotation_values<const N: usize>(
-    entries: [&SidecarSetHashes; N],
-) -> [String; N] {
-    let mut last_time = None;
-    entries.map(|entries| write_hash_annotation_value(entries, &mut last_time))
+/// The names of a hash entry's sidecars.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SidecarNames<'a> {
+    Owned(&'a [String]),
+    Borrowed(&'a [&'a str]),
 }
 
-/// The hash annotation value; `last_time` is the last timestamp formatted and its text.
-fn write_hash_annotation_value(
-    entries: &SidecarSetHashes,
+/// A hash annotation entry to write, borrowed (recorded on the pod or being injected).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HashEntryRef<'a> {
+    pub(crate) update_timestamp: Option<&'a Time>,
+    pub(crate) hash: &'a str,
+    pub(crate) sidecar_set_name: &'a str,
+    pub(crate) sidecar_list: SidecarNames<'a>,
+    pub(crate) controller_revision: &'a str,
+}
+
+impl<'a> From<&'a SidecarSetHashEntry> for HashEntryRef<'a> {
+    fn from(entry: &'a SidecarSetHashEntry) -> Self {
+        Self {
+            update_timestamp: entry.update_timestamp.as_ref(),
+            hash: &entry.hash,
+            sidecar_set_name: &entry.sidecar_set_name,
+            sidecar_list: SidecarNames::Owned(&entry.sidecar_list),
+            controller_revision: &entry.controller_revision,
+        }
+    }
+}
+
+/// The value of a hash annotation holding `entries` (in name order): what [`hash_annotation_value`] writes for
+/// the map of those entries. `last_time` is the last timestamp formatted and its text, shared between calls.
+pub(crate) fn hash_annotation_from<'a>(
+    entries: impl Iterator<Item = (&'a str, HashEntryRef<'a>)>,
     last_time: &mut Option<(Time, String)>,
 ) -> String {
-    let mut out = String::with_capacity(256 * entries.len().max(1));
+    let mut out = String::with_capacity(512);
     out.push('{');
-    for (index, (name, entry)) in entries.iter().enumerate() {
+    for (index, (name, entry)) in entries.enumerate() {
         if index > 0 {
             out.push(',');
         }
         write_json_str(&mut out, name);
         out.push_str(":{\"updateTimestamp\":");
-        match &entry.update_timestamp {
+        match entry.update_timestamp {
             None => out.push_str("null"),
             Some(time) => match last_time {
                 Some((known, text)) if known == time => out.push_str(text),
@@ -166,22 +192,24 @@ fn write_hash_annotation_value(
             },
         }
         out.push_str(",\"hash\":");
-        write_json_str(&mut out, &entry.hash);
+        write_json_str(&mut out, entry.hash);
         out.push_str(",\"sidecarSetName\":");
-        write_json_str(&mut out, &entry.sidecar_set_name);
+        write_json_str(&mut out, entry.sidecar_set_name);
         out.push_str(",\"sidecarList\":");
-        if entry.sidecar_list.is_empty() {
-            out.push_str("[]");
-        } else {
-            for (position, sidecar) in entry.sidecar_list.iter().enumerate() {
-                out.push(if position == 0 { '[' } else { ',' });
-                write_json_str(&mut out, sidecar);
-            }
-            out.push(']');
+        let mut position = 0;
+        let mut write_sidecar = |sidecar: &str| {
+            out.push(if position == 0 { '[' } else { ',' });
+            position += 1;
+            write_json_str(&mut out, sidecar);
+        };
+        match entry.sidecar_list {
+            SidecarNames::Owned(names) => names.iter().for_each(|name| write_sidecar(name)),
+            SidecarNames::Borrowed(names) => names.iter().for_each(|name| write_sidecar(name)),
         }
+        out.push_str(if position == 0 { "[]" } else { "]" });
         if !entry.controller_revision.is_empty() {
             out.push_str(",\"controllerRevision\":");
-            write_json_str(&mut out, &entry.controller_revision);
+            write_json_str(&mut out, entry.controller_revision);
         }
         out.push('}');
     }
@@ -192,8 +220,11 @@ fn write_hash_annotation_value(
 /// A JSON string as Go writes it: printable ASCII other than `"`, `\\`, `<`, `>` and `&` (names, hashes,
 /// revisions) is copied as is, anything else goes through [`kruise_inplace::go_json::write_str`].
 fn write_json_str(out: &mut String, text: &str) {
-    let plain = |byte: &u8| (0x20..0x7f).contains(byte) && !matches!(byte, b'"' | b'\\' | b'<' | b'>' | b'&');
-    if text.as_bytes().iter().all(plain) {
+    // No early exit: the check over the whole (short) text compiles to a branch-free loop.
+    let plain = text.bytes().fold(true, |plain, byte| {
+        plain & (0x20..0x7f).contains(&byte) & !matches!(byte, b'"' | b'\\' | b'<' | b'>' | b'&')
+    });
+    if plain {
         out.reserve(text.len() + 2);
         out.push('"');
         out.push_str(text);

@@ -68,6 +68,11 @@ pub fn source_container_name(
 /// The variables `sidecar` copies from the pod, in order (entry by entry, names sorted within an entry).
 #[must_use]
 pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
+    transfer_env_refs(sidecar, pod).into_iter().cloned().collect()
+}
+
+/// [`transfer_envs`], borrowed from the pod.
+pub(crate) fn transfer_env_refs<'p>(sidecar: &SidecarContainer, pod: &'p Pod) -> Vec<&'p EnvVar> {
     let containers = pod
         .spec
         .as_ref()
@@ -100,7 +105,7 @@ pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
         };
         for name in names {
             if let Some(env) = lookup(&source, name) {
-                out.push(env.clone());
+                out.push(env);
             }
         }
     }
