@@ -25,16 +25,20 @@ fn pointer(tokens: &[&str]) -> PointerBuf {
     let mut text = String::with_capacity(tokens.iter().map(|token| token.len() + 1).sum());
     for token in tokens {
         text.push('/');
-        for ch in token.chars() {
-            match ch {
-                '~' => text.push_str("~0"),
-                '/' => text.push_str("~1"),
-                other => text.push(other),
+        if token.bytes().any(|byte| byte == b'~' || byte == b'/') {
+            for ch in token.chars() {
+                match ch {
+                    '~' => text.push_str("~0"),
+                    '/' => text.push_str("~1"),
+                    other => text.push(other),
+                }
             }
+        } else {
+            text.push_str(token);
         }
     }
-    // The text is a well-formed pointer by construction; `from_tokens` is the slower equivalent.
-    PointerBuf::parse(text).unwrap_or_else(|_| PointerBuf::from_tokens(tokens.iter().copied()))
+    // Well-formed by construction; `from_tokens` is the slower way to the same pointer.
+    PointerBuf::try_from(text).unwrap_or_else(|_| PointerBuf::from_tokens(tokens.iter().copied()))
 }
 
 /// The kind of an RFC 6902 operation injection writes.
@@ -46,11 +50,12 @@ enum Kind {
 }
 
 impl Kind {
-    fn as_str(self) -> &'static str {
+    /// The operation's JSON text up to its path's first character.
+    fn json_prefix(self) -> &'static [u8] {
         match self {
-            Self::Add => "add",
-            Self::Replace => "replace",
-            Self::Remove => "remove",
+            Self::Add => b"{\"op\":\"add\",\"path\":\"",
+            Self::Replace => b"{\"op\":\"replace\",\"path\":\"",
+            Self::Remove => b"{\"op\":\"remove\",\"path\":\"",
         }
     }
 }
@@ -58,6 +63,11 @@ impl Kind {
 /// Where the operations go: typed [`PatchOperation`]s, or JSON text written straight from the typed values.
 trait Sink {
     fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>);
+
+    /// [`Sink::push`] of a string value.
+    fn push_text(&mut self, kind: Kind, path: &[&str], value: &str) {
+        self.push(kind, path, Some(value));
+    }
 }
 
 impl Sink for Vec<PatchOperation> {
@@ -112,14 +122,20 @@ impl std::io::Write for JsonBytes<'_> {
     }
 }
 
-impl Sink for JsonSink {
-    fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>) {
+impl JsonSink {
+    /// Starts an operation: the separator, `op` and `path`.
+    fn start(&mut self, kind: Kind, path: &[&str]) {
         self.out.push(if self.out.len() > 1 { b',' } else { b'[' });
-        self.out.extend_from_slice(b"{\"op\":\"");
-        self.out.extend_from_slice(kind.as_str().as_bytes());
-        self.out.extend_from_slice(b"\",\"path\":\"");
+        self.out.extend_from_slice(kind.json_prefix());
         for token in path {
             self.out.push(b'/');
+            let plain = token.bytes().fold(true, |plain, byte| {
+                plain & (byte >= 0x20) & !matches!(byte, b'~' | b'/' | b'"' | b'\\')
+            });
+            if plain {
+                self.out.extend_from_slice(token.as_bytes());
+                continue;
+            }
             for byte in token.bytes() {
                 match byte {
                     b'~' => self.out.extend_from_slice(b"~0"),
@@ -135,6 +151,12 @@ impl Sink for JsonSink {
             }
         }
         self.out.push(b'"');
+    }
+}
+
+impl Sink for JsonSink {
+    fn push<T: Serialize + ?Sized>(&mut self, kind: Kind, path: &[&str], value: Option<&T>) {
+        self.start(kind, path);
         if let Some(value) = value {
             self.out.extend_from_slice(b",\"value\":");
             let start = self.out.len();
@@ -145,6 +167,48 @@ impl Sink for JsonSink {
         }
         self.out.push(b'}');
     }
+
+    fn push_text(&mut self, kind: Kind, path: &[&str], value: &str) {
+        self.start(kind, path);
+        self.out.extend_from_slice(b",\"value\":");
+        write_json_string(&mut self.out, value);
+        self.out.push(b'}');
+    }
+}
+
+/// A JSON string exactly as `serde_json` writes it: `"` and `\` escaped, control characters as `\b`, `\t`,
+/// `\n`, `\f`, `\r` or `\u00xx`, everything else as is.
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (index, &byte) in bytes.iter().enumerate() {
+        let short = match byte {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            0x08 => b'b',
+            0x0c => b'f',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x00..=0x1f => 0,
+            _ => continue,
+        };
+        out.extend_from_slice(bytes.get(start..index).unwrap_or_default());
+        out.push(b'\\');
+        if short == 0 {
+            out.extend_from_slice(b"u00");
+            out.push(HEX.get(usize::from(byte >> 4)).copied().unwrap_or(b'0'));
+            out.push(HEX.get(usize::from(byte & 0xf)).copied().unwrap_or(b'0'));
+        } else {
+            out.push(short);
+        }
+        start = index + 1;
+    }
+    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
+    out.push(b'"');
 }
 
 /// Something with a name that identifies it in its list.
@@ -241,8 +305,8 @@ fn annotation_ops<S: Sink>(
     for (key, value) in after {
         let path = ["metadata", "annotations", key.as_str()];
         match before.get(key) {
-            None => ops.push(Kind::Add, &path, Some(value.as_str())),
-            Some(old) if old != value => ops.push(Kind::Replace, &path, Some(value.as_str())),
+            None => ops.push_text(Kind::Add, &path, value),
+            Some(old) if old != value => ops.push_text(Kind::Replace, &path, value),
             Some(_) => {}
         }
     }
@@ -406,7 +470,12 @@ fn delta_ops<S: Sink>(ops: &mut S, delta: &InjectionDelta<'_>) {
 
 /// The patch of an injection (what [`injection_patch`] finds between the admitted and the injected pod).
 pub(crate) fn delta_patch(delta: &InjectionDelta<'_>) -> Patch {
-    let mut ops = Vec::new();
+    // At most one operation per annotation and per injected item, and one per list.
+    let annotations = delta.pod.metadata.annotations.as_ref().map_or(0, BTreeMap::len);
+    let items = delta.spec.as_ref().map_or(0, |spec| {
+        spec.init_containers.items.len() + spec.containers.items.len() + spec.volumes.items.len()
+    });
+    let mut ops = Vec::with_capacity((annotations + items + 4).min(256));
     delta_ops(&mut ops, delta);
     Patch(ops)
 }
@@ -448,4 +517,52 @@ pub fn injection_patch_json(before: &Pod, after: &Pod) -> String {
     };
     write_ops(&mut sink, before, after);
     finish(sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut texts: Vec<String> = (0u8..0x80).map(|byte| char::from(byte).to_string()).collect();
+        texts.extend(
+            [
+                "",
+                "plain",
+                "{\"a\":\"b\\c\"}",
+                "tab\tnew\nline\r\u{1}\u{1f}\u{7f}",
+                "é€😀 \u{2028}</script>&",
+            ]
+            .map(str::to_owned),
+        );
+        for text in texts {
+            let mut out = Vec::new();
+            write_json_string(&mut out, &text);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&text).unwrap(),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn indexes_are_decimal_tokens() {
+        for index in [0, 7, 10, 99, 12_345, usize::MAX] {
+            assert_eq!(Index(index).as_str(&mut [0; 20]), index.to_string());
+        }
+    }
+
+    #[test]
+    fn pointers_escape_tokens() {
+        assert_eq!(
+            pointer(&["metadata", "annotations", "a/b~c"]).as_str(),
+            "/metadata/annotations/a~1b~0c"
+        );
+        assert_eq!(
+            pointer(&["spec", "containers", "-"]),
+            PointerBuf::from_tokens(["spec", "containers", "-"])
+        );
+    }
 }
