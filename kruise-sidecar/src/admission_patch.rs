@@ -14,28 +14,31 @@ use std::collections::BTreeMap;
 
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, RemoveOperation, ReplaceOperation};
-use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::injection_delta::{InjectionDelta, Splice};
+use crate::injection_delta::{InjectionDelta, ListLayout};
 
 /// The JSON pointer of `tokens` (`~` and `/` escaped as `~0` and `~1`).
 fn pointer(tokens: &[&str]) -> PointerBuf {
-    let mut text = String::with_capacity(tokens.iter().map(|token| token.len() + 1).sum());
+    let mut text = String::with_capacity(tokens.iter().map(|token| token.len() + 3).sum());
     for token in tokens {
         text.push('/');
-        if token.bytes().any(|byte| byte == b'~' || byte == b'/') {
-            for ch in token.chars() {
-                match ch {
-                    '~' => text.push_str("~0"),
-                    '/' => text.push_str("~1"),
-                    other => text.push(other),
-                }
-            }
-        } else {
-            text.push_str(token);
+        let mut start = 0;
+        while let Some(at) = find_byte(token.as_bytes(), start, |byte| {
+            byte == b'~' || byte == b'/'
+        }) {
+            // `~` and `/` are ASCII, so `start` and `at` are character boundaries.
+            text.push_str(token.get(start..at).unwrap_or_default());
+            text.push_str(if token.as_bytes().get(at) == Some(&b'~') {
+                "~0"
+            } else {
+                "~1"
+            });
+            start = at + 1;
         }
+        text.push_str(token.get(start..).unwrap_or_default());
     }
     // Well-formed by construction; `from_tokens` is the slower way to the same pointer.
     PointerBuf::try_from(text).unwrap_or_else(|_| PointerBuf::from_tokens(tokens.iter().copied()))
@@ -129,29 +132,46 @@ impl JsonSink {
         self.out.extend_from_slice(kind.json_prefix());
         for token in path {
             self.out.push(b'/');
-            let plain = token.bytes().fold(true, |plain, byte| {
-                plain & (byte >= 0x20) & !matches!(byte, b'~' | b'/' | b'"' | b'\\')
-            });
-            if plain {
-                self.out.extend_from_slice(token.as_bytes());
-                continue;
-            }
-            for byte in token.bytes() {
-                match byte {
+            let bytes = token.as_bytes();
+            let mut start = 0;
+            while let Some(at) = find_byte(bytes, start, |byte| {
+                matches!(byte, b'~' | b'/') || needs_escape(byte)
+            }) {
+                self.out
+                    .extend_from_slice(bytes.get(start..at).unwrap_or_default());
+                match bytes.get(at).copied().unwrap_or_default() {
                     b'~' => self.out.extend_from_slice(b"~0"),
                     b'/' => self.out.extend_from_slice(b"~1"),
                     b'"' => self.out.extend_from_slice(b"\\\""),
                     b'\\' => self.out.extend_from_slice(b"\\\\"),
-                    control if control < 0x20 => {
+                    control => {
                         self.out
                             .extend_from_slice(format!("\\u{control:04x}").as_bytes());
                     }
-                    other => self.out.push(other),
                 }
+                start = at + 1;
             }
+            self.out
+                .extend_from_slice(bytes.get(start..).unwrap_or_default());
         }
         self.out.push(b'"');
     }
+}
+
+/// The first index from `start` on whose byte is `wanted`.
+#[inline]
+fn find_byte(bytes: &[u8], start: usize, wanted: impl Fn(u8) -> bool) -> Option<usize> {
+    bytes
+        .get(start..)?
+        .iter()
+        .position(|byte| wanted(*byte))
+        .map(|offset| start + offset)
+}
+
+/// The bytes a JSON string escapes: `"`, `\` and control characters.
+#[inline]
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
 impl Sink for JsonSink {
@@ -184,28 +204,24 @@ fn write_json_string(out: &mut Vec<u8>, text: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (index, &byte) in bytes.iter().enumerate() {
-        let short = match byte {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            0x08 => b'b',
-            0x0c => b'f',
-            b'\n' => b'n',
-            b'\r' => b'r',
-            b'\t' => b't',
-            0x00..=0x1f => 0,
-            _ => continue,
-        };
-        out.extend_from_slice(bytes.get(start..index).unwrap_or_default());
+    while let Some(at) = find_byte(bytes, start, needs_escape) {
+        out.extend_from_slice(bytes.get(start..at).unwrap_or_default());
+        let byte = bytes.get(at).copied().unwrap_or_default();
         out.push(b'\\');
-        if short == 0 {
-            out.extend_from_slice(b"u00");
-            out.push(HEX.get(usize::from(byte >> 4)).copied().unwrap_or(b'0'));
-            out.push(HEX.get(usize::from(byte & 0xf)).copied().unwrap_or(b'0'));
-        } else {
-            out.push(short);
+        match byte {
+            b'"' | b'\\' => out.push(byte),
+            0x08 => out.push(b'b'),
+            0x0c => out.push(b'f'),
+            b'\n' => out.push(b'n'),
+            b'\r' => out.push(b'r'),
+            b'\t' => out.push(b't'),
+            _ => {
+                out.extend_from_slice(b"u00");
+                out.push(HEX.get(usize::from(byte >> 4)).copied().unwrap_or(b'0'));
+                out.push(HEX.get(usize::from(byte & 0xf)).copied().unwrap_or(b'0'));
+            }
         }
-        start = index + 1;
+        start = at + 1;
     }
     out.extend_from_slice(bytes.get(start..).unwrap_or_default());
     out.push(b'"');
@@ -348,51 +364,46 @@ fn write_ops<S: Sink>(ops: &mut S, before: &Pod, after: &Pod) {
     }
 }
 
-/// Operations for one list of the spec from what injection puts into it: the operations [`list_ops`] finds
-/// between the pod's list (`own`) and the list after injection, without comparing the pod's own items (only
-/// those replaced in place). `optional`: the list is dropped when it ends up empty.
-fn splice_ops<T: Serialize + PartialEq, S: Sink>(
+/// Operations for one list of the spec from the injection's layout: the operations [`list_ops`] finds
+/// between the pod's list (`own`) and the list after injection (`list`), without comparing the pod's own
+/// items (only those replaced in place).
+fn layout_ops<T: Serialize + PartialEq, S: Sink>(
     ops: &mut S,
     field: &str,
     own: Option<&Vec<T>>,
-    splice: &Splice<T>,
-    optional: bool,
+    list: Option<&Vec<T>>,
+    layout: &ListLayout,
 ) {
-    let inserted = splice.inserted();
-    let Some(own) = own else {
-        // The pod has no such list: the list after injection (if any) is added whole.
-        if !optional || inserted > 0 {
-            ops.push(Kind::Add, &["spec", field], Some(&splice.inserted_list()));
+    let (Some(own), Some(list)) = (own, list) else {
+        match (own, list) {
+            (None, Some(list)) => ops.push(Kind::Add, &["spec", field], Some(list)),
+            (Some(_), None) => ops.push::<Value>(Kind::Remove, &["spec", field], None),
+            _ => {}
         }
         return;
     };
     if own.is_empty() {
-        // The pod's items sit at offset 0 of the new list: everything is appended, or the list is dropped.
-        if inserted == 0 {
-            if optional {
-                ops.push::<Value>(Kind::Remove, &["spec", field], None);
-            }
-            return;
-        }
-        for item in splice.before().chain(splice.after()) {
+        // The pod's (no) items sit at offset 0 of the new list: everything is appended.
+        for item in list {
             ops.push(Kind::Add, &["spec", field, "-"], Some(item));
         }
         return;
     }
     // The items inserted before the pod's have names the pod does not use, so the pod's items sit right after
     // them.
-    let mut offset = 0;
-    for item in splice.before() {
-        ops.push(Kind::Add, &["spec", field, Index(offset).as_str(&mut [0; 20])], Some(item));
-        offset += 1;
+    let (before, rest) = list.split_at(layout.before.min(list.len()));
+    let after = rest.get(layout.own..).unwrap_or_default();
+    for (index, item) in before.iter().enumerate() {
+        ops.push(Kind::Add, &["spec", field, Index(index).as_str(&mut [0; 20])], Some(item));
     }
-    for (at, new) in splice.replacements() {
-        if own.get(at) != Some(new) {
-            let index = Index(offset + at);
-            ops.push(Kind::Replace, &["spec", field, index.as_str(&mut [0; 20])], Some(new));
+    for &at in &layout.replaced {
+        let new = rest.get(at);
+        if new.is_some() && own.get(at) != new {
+            let index = Index(layout.before + at);
+            ops.push(Kind::Replace, &["spec", field, index.as_str(&mut [0; 20])], new);
         }
     }
-    for item in splice.after() {
+    for item in after {
         ops.push(Kind::Add, &["spec", field, "-"], Some(item));
     }
 }
@@ -423,48 +434,47 @@ impl Index {
     }
 }
 
-/// The operations of an injection, from what it changes.
+/// The operations of an injection, from where its items went.
 fn delta_ops<S: Sink>(ops: &mut S, delta: &InjectionDelta<'_>) {
+    let (admitted, injected) = (delta.admitted, &delta.pod);
     annotation_ops(
         ops,
-        delta.admitted.metadata.annotations.as_ref(),
-        delta.pod.metadata.annotations.as_ref(),
+        admitted.metadata.annotations.as_ref(),
+        injected.metadata.annotations.as_ref(),
     );
-    let Some(spec_delta) = &delta.spec else {
+    let (Some(layout), Some(spec)) = (&delta.layout, injected.spec.as_ref()) else {
         return;
     };
-    let Some(spec) = delta.admitted.spec.as_ref() else {
-        let mut spec = PodSpec::default();
-        spec_delta.clone().apply(&mut spec);
-        ops.push(Kind::Add, &["spec"], Some(&spec));
+    let Some(own) = admitted.spec.as_ref() else {
+        ops.push(Kind::Add, &["spec"], Some(spec));
         return;
     };
-    splice_ops(
+    layout_ops(
         ops,
         "initContainers",
+        own.init_containers.as_ref(),
         spec.init_containers.as_ref(),
-        &spec_delta.init_containers,
-        true,
+        &layout.init_containers,
     );
-    splice_ops(
+    layout_ops(
         ops,
         "containers",
+        Some(&own.containers),
         Some(&spec.containers),
-        &spec_delta.containers,
-        false,
+        &layout.containers,
     );
-    splice_ops(
+    layout_ops(
         ops,
         "volumes",
+        own.volumes.as_ref(),
         spec.volumes.as_ref(),
-        &spec_delta.volumes,
-        true,
+        &layout.volumes,
     );
     list_ops(
         ops,
         "imagePullSecrets",
+        own.image_pull_secrets.as_ref(),
         spec.image_pull_secrets.as_ref(),
-        spec_delta.image_pull_secrets.as_ref(),
     );
 }
 
@@ -472,8 +482,10 @@ fn delta_ops<S: Sink>(ops: &mut S, delta: &InjectionDelta<'_>) {
 pub(crate) fn delta_patch(delta: &InjectionDelta<'_>) -> Patch {
     // At most one operation per annotation and per injected item, and one per list.
     let annotations = delta.pod.metadata.annotations.as_ref().map_or(0, BTreeMap::len);
-    let items = delta.spec.as_ref().map_or(0, |spec| {
-        spec.init_containers.items.len() + spec.containers.items.len() + spec.volumes.items.len()
+    let items = delta.pod.spec.as_ref().map_or(0, |spec| {
+        spec.init_containers.as_ref().map_or(0, Vec::len)
+            + spec.containers.len()
+            + spec.volumes.as_ref().map_or(0, Vec::len)
     });
     let mut ops = Vec::with_capacity((annotations + items + 4).min(256));
     delta_ops(&mut ops, delta);

@@ -171,6 +171,17 @@ pub fn merge_pull_secrets(
         .collect()
 }
 
+/// [`merge_pull_secrets`] of borrowed lists: only the kept secrets are copied.
+pub(crate) fn merged_pull_secrets(
+    pod: &[LocalObjectReference],
+    sidecars: &[&LocalObjectReference],
+) -> Vec<LocalObjectReference> {
+    let candidates: Vec<&LocalObjectReference> = pod.iter().chain(sidecars.iter().copied()).collect();
+    let mut merged = Vec::with_capacity(candidates.len());
+    append_first_wins(&mut merged, &[], &candidates, |secret| secret.name.as_str());
+    merged
+}
+
 /// Upstream's `mergeSidecarContainers`: a sidecar whose name is already in the pod replaces that container in
 /// place; the others go before the pod's containers (`BeforeAppContainer`, in order) or after them
 /// (`AfterAppContainer` or unset).

@@ -27,11 +27,11 @@ use kruise_api::annotations::WorkingHotUpgradeContainers;
 use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
 
-use crate::container_merge::{append_devices, append_env, append_mounts};
+use crate::container_merge::{append_devices, append_env, append_mounts, merged_pull_secrets};
 use crate::error::Error;
 use crate::hash::{self, is_native_sidecar, name_of};
 use crate::hot_upgrade;
-use crate::injection_delta::{InjectionDelta, Place, SpecDelta, Splice};
+use crate::injection_delta::{InjectionDelta, Place, SpecLayout, Splice};
 use crate::injection_revision;
 use crate::matching;
 use crate::metadata;
@@ -106,14 +106,17 @@ pub struct JsonInjection {
 /// An invalid selector, a revision that cannot be found or restored, an unparsable SidecarSet annotation on
 /// the pod, a `MergePatchJson` that cannot be applied, or a `resourcesPolicy` that cannot be evaluated.
 pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<Injection, Error> {
-    let (delta, names) = injection_delta(request, chance)?;
-    Ok(match delta {
-        None => Injection::unchanged(request.pod, names),
-        Some(delta) => Injection {
-            patch: crate::admission_patch::delta_patch(&delta),
-            pod: delta.into_pod(),
-            sidecarsets: names,
-        },
+    let (chosen, names) = resolve(request, chance)?;
+    if chosen.is_empty() || request.old_pod.is_some() {
+        return Ok(Injection::unchanged(request.pod, names));
+    }
+    let chosen: Vec<&SidecarSet> = chosen.iter().map(AsRef::as_ref).collect();
+    let delta = delta(request.pod, &chosen, request.now, request.options)?;
+    let patch = crate::admission_patch::delta_patch(&delta);
+    Ok(Injection {
+        pod: delta.pod,
+        patch,
+        sidecarsets: names,
     })
 }
 
@@ -125,26 +128,29 @@ pub fn inject_json(
     request: &InjectRequest<'_>,
     chance: &mut dyn Chance,
 ) -> Result<JsonInjection, Error> {
-    let (delta, names) = injection_delta(request, chance)?;
-    Ok(match delta {
-        None => JsonInjection {
+    let (chosen, names) = resolve(request, chance)?;
+    if chosen.is_empty() || request.old_pod.is_some() {
+        return Ok(JsonInjection {
             pod: request.pod.clone(),
             patch: "[]".to_owned(),
             sidecarsets: names,
-        },
-        Some(delta) => JsonInjection {
-            patch: crate::admission_patch::delta_patch_json(&delta),
-            pod: delta.into_pod(),
-            sidecarsets: names,
-        },
+        });
+    }
+    let chosen: Vec<&SidecarSet> = chosen.iter().map(AsRef::as_ref).collect();
+    let delta = delta(request.pod, &chosen, request.now, request.options)?;
+    let patch = crate::admission_patch::delta_patch_json(&delta);
+    Ok(JsonInjection {
+        pod: delta.pod,
+        patch,
+        sidecarsets: names,
     })
 }
 
-/// The injection (`None` when the request changes nothing) and the matched SidecarSets' names.
-fn injection_delta<'p>(
-    request: &InjectRequest<'p>,
+/// The matched SidecarSets resolved to the revision to inject, and their names.
+fn resolve<'a>(
+    request: &InjectRequest<'a>,
     chance: &mut dyn Chance,
-) -> Result<(Option<InjectionDelta<'p>>, Vec<String>), Error> {
+) -> Result<(Vec<Cow<'a, SidecarSet>>, Vec<String>), Error> {
     let pod = request.pod;
     let matched =
         matching::matching_sidecarsets(request.sidecarsets, pod, request.namespace_labels)?;
@@ -158,23 +164,17 @@ fn injection_delta<'p>(
         };
         resolved.push(chosen);
     }
-    let names: Vec<String> = resolved.iter().map(|s| name_of(s).to_owned()).collect();
-    if resolved.is_empty() || request.old_pod.is_some() {
-        return Ok((None, names));
-    }
-    let chosen: Vec<&SidecarSet> = resolved.iter().map(AsRef::as_ref).collect();
-    let delta = delta(pod, &chosen, request.now, request.options)?;
-    Ok((Some(delta), names))
+    let names = resolved.iter().map(|s| name_of(s).to_owned()).collect();
+    Ok((resolved, names))
 }
 
 /// What the SidecarSets contribute before merging.
 struct Pieces<'s> {
-    /// Each with its place among the pod's containers.
-    containers: Vec<(Place, Container)>,
-    init_containers: Vec<(Place, Container)>,
+    containers: Splice<Container>,
+    init_containers: Splice<Container>,
     secrets: Vec<&'s LocalObjectReference>,
     /// The SidecarSets' volumes that the injected containers use and the pod does not define, first wins.
-    volumes: Vec<(Place, Volume)>,
+    volumes: Splice<Volume>,
     /// Inserted into the pod's annotations in order (a later value of a key wins).
     annotations: Vec<(String, String)>,
 }
@@ -190,10 +190,10 @@ pub fn inject_sidecarsets(
     now: Timestamp,
     options: Options,
 ) -> Result<Pod, Error> {
-    Ok(delta(pod, sidecarsets, now, options)?.into_pod())
+    Ok(delta(pod, sidecarsets, now, options)?.pod)
 }
 
-/// [`inject_sidecarsets`] before it is applied.
+/// [`inject_sidecarsets`] with where the injected items went.
 fn delta<'p>(
     pod: &'p Pod,
     sidecarsets: &[&SidecarSet],
@@ -204,12 +204,12 @@ fn delta<'p>(
     for sidecarset in sidecarsets {
         metadata::patch_pod_for_injection(&mut copy, &sidecarset.spec.patch_pod_metadata)?;
     }
-    let pieces = build(&copy, sidecarsets, now)?;
+    let pieces = build(pod, &copy, sidecarsets, now)?;
     if pieces.containers.is_empty() && pieces.init_containers.is_empty() {
         return Ok(InjectionDelta {
             admitted: pod,
             pod: copy,
-            spec: None,
+            layout: None,
         });
     }
     let Pieces {
@@ -219,27 +219,37 @@ fn delta<'p>(
         volumes,
         annotations,
     } = pieces;
-    init_containers.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
+    init_containers.sort_by(|a, b| a.name.cmp(&b.name));
     if options.sort_sidecar_containers_by_name {
-        containers.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
+        containers.sort_by(|a, b| a.name.cmp(&b.name));
     }
-    let spec_delta = SpecDelta::new(
-        pod.spec.as_ref(),
-        Splice {
-            items: init_containers,
-        },
-        Splice { items: containers },
-        Splice { items: volumes },
-        &secrets,
-    );
     copy.metadata
         .annotations
         .get_or_insert_with(BTreeMap::new)
         .extend(annotations);
+    let own_secrets = pod
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.image_pull_secrets.as_deref())
+        .unwrap_or_default();
+    let secrets = merged_pull_secrets(own_secrets, &secrets);
+    let spec = copy.spec.get_or_insert_with(Default::default);
+    let (init, init_layout) =
+        init_containers.assemble(spec.init_containers.take().unwrap_or_default());
+    spec.init_containers = (!init.is_empty()).then_some(init);
+    let (list, containers_layout) = containers.assemble(std::mem::take(&mut spec.containers));
+    spec.containers = list;
+    let (list, volumes_layout) = volumes.assemble(spec.volumes.take().unwrap_or_default());
+    spec.volumes = (!list.is_empty()).then_some(list);
+    spec.image_pull_secrets = (!secrets.is_empty()).then_some(secrets);
     Ok(InjectionDelta {
         admitted: pod,
         pod: copy,
-        spec: Some(spec_delta),
+        layout: Some(SpecLayout {
+            init_containers: init_layout,
+            containers: containers_layout,
+            volumes: volumes_layout,
+        }),
     })
 }
 
@@ -252,7 +262,9 @@ struct NewHashEntry<'s> {
     revision: &'s str,
 }
 
+/// The pieces the SidecarSets contribute to `admitted`, whose copy `pod` has the patched annotations.
 fn build<'s>(
+    admitted: &Pod,
     pod: &Pod,
     sidecarsets: &[&'s SidecarSet],
     now: Timestamp,
@@ -271,14 +283,19 @@ fn build<'s>(
         .split(',')
         .filter(|name| !name.is_empty())
         .collect();
-    let own_containers = pod
+    let own_containers = admitted
         .spec
         .as_ref()
         .map_or(&[][..], |spec| &spec.containers[..]);
-    let own_init = pod
+    let own_init = admitted
         .spec
         .as_ref()
         .and_then(|spec| spec.init_containers.as_deref())
+        .unwrap_or_default();
+    let own_volumes = admitted
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.volumes.as_deref())
         .unwrap_or_default();
     // Every sidecar becomes one container, a hot-upgrade one two.
     let sidecar_count = |list: &[SidecarContainer]| -> usize {
@@ -286,21 +303,19 @@ fn build<'s>(
             .map(|sidecar| 1 + usize::from(hot_upgrade::is_hot_upgrade(sidecar)))
             .sum()
     };
+    let containers: usize = sidecarsets
+        .iter()
+        .map(|set| sidecar_count(&set.spec.containers))
+        .sum();
+    let init_containers: usize = sidecarsets
+        .iter()
+        .map(|set| sidecar_count(&set.spec.init_containers))
+        .sum();
     let mut pieces = Pieces {
-        containers: Vec::with_capacity(
-            sidecarsets
-                .iter()
-                .map(|set| sidecar_count(&set.spec.containers))
-                .sum(),
-        ),
-        init_containers: Vec::with_capacity(
-            sidecarsets
-                .iter()
-                .map(|set| sidecar_count(&set.spec.init_containers))
-                .sum(),
-        ),
+        containers: Splice::with_capacity(containers + own_containers.len()),
+        init_containers: Splice::with_capacity(init_containers + own_init.len()),
         secrets: Vec::new(),
-        volumes: Vec::new(),
+        volumes: Splice::with_capacity(0),
         annotations: Vec::with_capacity(8),
     };
     let mut new_entries: Vec<NewHashEntry<'s>> = Vec::with_capacity(sidecarsets.len());
@@ -316,25 +331,26 @@ fn build<'s>(
             if is_native_sidecar(init) {
                 sidecar_list.push(init.container.name.as_str());
             }
-            let prepared = prepare(sidecarset, init, pod, &mut pieces.volumes)?;
+            let prepared = prepare(sidecarset, init, admitted, pod, own_volumes, &mut pieces.volumes)?;
             injecting = true;
             let before = is_before(init);
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
                 let (first, second) = hot_pair(init, prepared, &mut working, &mut pieces.annotations);
                 for container in [first, second] {
                     let place = Place::of_container(own_init, &container.name, before);
-                    pieces.init_containers.push((place, container));
+                    pieces.init_containers.push(place, container);
                 }
                 hot_pairs = true;
             } else {
                 let place = Place::of_container(own_init, &prepared.name, before);
-                pieces.init_containers.push((place, prepared));
+                pieces.init_containers.push(place, prepared);
             }
         }
         pieces.secrets.extend(&sidecarset.spec.image_pull_secrets);
         for sidecar in &sidecarset.spec.containers {
             sidecar_list.push(sidecar.container.name.as_str());
-            let prepared = prepare(sidecarset, sidecar, pod, &mut pieces.volumes)?;
+            let prepared =
+                prepare(sidecarset, sidecar, admitted, pod, own_volumes, &mut pieces.volumes)?;
             injecting = true;
             let before = is_before(sidecar);
             if hot_upgrade::is_hot_upgrade(sidecar) {
@@ -342,12 +358,12 @@ fn build<'s>(
                     hot_pair(sidecar, prepared, &mut working, &mut pieces.annotations);
                 for container in [first, second] {
                     let place = Place::of_container(own_containers, &container.name, before);
-                    pieces.containers.push((place, container));
+                    pieces.containers.push(place, container);
                 }
                 hot_pairs = true;
             } else {
                 let place = Place::of_container(own_containers, &prepared.name, before);
-                pieces.containers.push((place, prepared));
+                pieces.containers.push(place, prepared);
             }
         }
         if injecting {
@@ -433,27 +449,25 @@ fn hot_pair(
 
 /// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
 /// variables, resources from its `resourcesPolicy`; the volumes its own mounts and devices use are appended to
-/// `volumes_out` unless the pod or an earlier sidecar already has a volume of that name (the merge keeps the
-/// first volume of a name).
+/// `volumes_out` unless the pod (`own_volumes`) or an earlier sidecar already has a volume of that name (the
+/// merge keeps the first volume of a name). The containers are read from `admitted`, the labels and
+/// annotations from `pod` (its copy with the patched annotations).
 fn prepare(
     sidecarset: &SidecarSet,
     sidecar: &SidecarContainer,
+    admitted: &Pod,
     pod: &Pod,
-    volumes_out: &mut Vec<(Place, Volume)>,
+    own_volumes: &[Volume],
+    volumes_out: &mut Splice<Volume>,
 ) -> Result<Container, Error> {
-    let pod_containers = pod
+    let pod_containers = admitted
         .spec
         .as_ref()
         .map_or(&[][..], |spec| &spec.containers[..]);
-    let pod_volumes = pod
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.volumes.as_deref())
-        .unwrap_or_default();
     let resources = resources_policy::sidecar_resources(sidecarset, sidecar, pod_containers)?;
-    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mount_refs(sidecar, pod);
-    let shared_devices = shared_volumes::shared_device_refs(sidecar, pod);
-    let transferred = transfer_env::transfer_env_refs(sidecar, pod);
+    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mount_refs(sidecar, admitted);
+    let shared_devices = shared_volumes::shared_device_refs(sidecar, admitted);
+    let transferred = transfer_env::transfer_env_refs(sidecar, pod_containers, pod);
 
     let container = &sidecar.container;
     let used = container
@@ -477,10 +491,10 @@ fn prepare(
             .iter()
             .rev()
             .find(|volume| volume.name == name)
-            && !volumes_out.iter().any(|(_, known)| known.name == name)
-            && !pod_volumes.iter().any(|known| known.name == name)
+            && !volumes_out.items().any(|known| known.name == name)
+            && !own_volumes.iter().any(|known| known.name == name)
         {
-            volumes_out.push((Place::After, volume.clone()));
+            volumes_out.push(Place::After, volume.clone());
         }
     }
 
