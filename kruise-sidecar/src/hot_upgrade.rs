@@ -104,11 +104,23 @@ pub fn into_pair(sidecar: SidecarContainer) -> (SidecarContainer, SidecarContain
     (first, second)
 }
 
-/// [`into_pair`] for the container alone (what injection puts into the pod).
+/// [`into_pair`] for the container alone (what injection puts into the pod), with the pair's names
+/// ([`container_names`]).
 #[must_use]
-pub(crate) fn container_pair(container: Container, empty_image: &str) -> (Container, Container) {
-    let (first_name, second_name) = container_names(&container.name);
+pub(crate) fn container_pair(
+    mut container: Container,
+    (first_name, second_name): (String, String),
+    empty_image: &str,
+) -> (Container, Container) {
+    // The copy gets its variables with room for the two version variables, as the original has.
+    let env = container.env.take();
     let mut first = container.clone();
+    first.env = env.as_ref().map(|env| {
+        let mut copy = Vec::with_capacity(env.len() + 2);
+        copy.extend_from_slice(env);
+        copy
+    });
+    container.env = env;
     let mut second = container;
     pair_member(&mut first, first_name, None);
     pair_member(&mut second, second_name, Some(empty_image.to_owned()));
@@ -140,11 +152,17 @@ fn pair_member(container: &mut Container, name: String, image: Option<String>) {
 #[must_use]
 pub fn injection_annotations(sidecar: &str) -> [(String, String); 4] {
     let (first, second) = container_names(sidecar);
+    pair_annotations(&first, &second)
+}
+
+/// [`injection_annotations`] of the pair's names.
+#[must_use]
+pub(crate) fn pair_annotations(first: &str, second: &str) -> [(String, String); 4] {
     [
-        (version_annotation(&first), "1".to_owned()),
-        (version_alt_annotation(&first), "0".to_owned()),
-        (version_annotation(&second), "0".to_owned()),
-        (version_alt_annotation(&second), "1".to_owned()),
+        (version_annotation(first), "1".to_owned()),
+        (version_alt_annotation(first), "0".to_owned()),
+        (version_annotation(second), "0".to_owned()),
+        (version_alt_annotation(second), "1".to_owned()),
     ]
 }
 

@@ -23,7 +23,6 @@ use json_patch::Patch;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Container, EnvVar, LocalObjectReference, Pod, Volume};
 use k8s_openapi::jiff::Timestamp;
-use kruise_api::annotations::WorkingHotUpgradeContainers;
 use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
 
@@ -276,7 +275,8 @@ fn build<'s>(
     let recorded = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
     let recorded_without_image =
         records::hash_entries(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION).map_err(parse_error)?;
-    let mut working = records::working_containers(pod);
+    let working = records::working_containers(pod);
+    let mut new_working: Vec<&'s str> = Vec::new();
     // `kruise.io/sidecarset-injected-list`: sorted names, empty items ignored (`InjectedSidecarSets`).
     let mut injected: BTreeSet<&str> = records::annotation(pod, keys::INJECTED_LIST_ANNOTATION)
         .unwrap_or("")
@@ -319,7 +319,6 @@ fn build<'s>(
         annotations: Vec::with_capacity(8),
     };
     let mut new_entries: Vec<NewHashEntry<'s>> = Vec::with_capacity(sidecarsets.len());
-    let mut hot_pairs = false;
 
     for sidecarset in sidecarsets {
         let name = name_of(sidecarset);
@@ -335,12 +334,12 @@ fn build<'s>(
             injecting = true;
             let before = is_before(init);
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
-                let (first, second) = hot_pair(init, prepared, &mut working, &mut pieces.annotations);
+                new_working.push(init.container.name.as_str());
+                let (first, second) = hot_pair(init, prepared, &mut pieces.annotations);
                 for container in [first, second] {
                     let place = Place::of_container(own_init, &container.name, before);
                     pieces.init_containers.push(place, container);
                 }
-                hot_pairs = true;
             } else {
                 let place = Place::of_container(own_init, &prepared.name, before);
                 pieces.init_containers.push(place, prepared);
@@ -354,13 +353,12 @@ fn build<'s>(
             injecting = true;
             let before = is_before(sidecar);
             if hot_upgrade::is_hot_upgrade(sidecar) {
-                let (first, second) =
-                    hot_pair(sidecar, prepared, &mut working, &mut pieces.annotations);
+                new_working.push(sidecar.container.name.as_str());
+                let (first, second) = hot_pair(sidecar, prepared, &mut pieces.annotations);
                 for container in [first, second] {
                     let place = Place::of_container(own_containers, &container.name, before);
                     pieces.containers.push(place, container);
                 }
-                hot_pairs = true;
             } else {
                 let place = Place::of_container(own_containers, &prepared.name, before);
                 pieces.containers.push(place, prepared);
@@ -381,10 +379,10 @@ fn build<'s>(
             });
         }
     }
-    if hot_pairs {
+    if !new_working.is_empty() {
         pieces.annotations.push((
             keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
-            records::to_annotation_value(&working.0),
+            records::working_annotation_value(&working, &new_working),
         ));
     }
     let time = records::to_time(now);
@@ -394,13 +392,8 @@ fn build<'s>(
         (keys::HASH_WITHOUT_IMAGE_ANNOTATION, &recorded_without_image),
     ] {
         let with_image = key == keys::HASH_ANNOTATION;
-        // The pod's entries, each replaced by the SidecarSet's new one (a later SidecarSet of a name wins).
-        let mut entries: BTreeMap<&str, HashEntryRef<'_>> = recorded
-            .iter()
-            .map(|(name, entry)| (name.as_str(), HashEntryRef::from(entry)))
-            .collect();
-        for entry in &new_entries {
-            entries.insert(
+        let new = new_entries.iter().map(|entry| {
+            (
                 entry.name,
                 HashEntryRef {
                     update_timestamp: Some(&time),
@@ -413,9 +406,9 @@ fn build<'s>(
                     sidecar_list: SidecarNames::Borrowed(&entry.sidecar_list),
                     controller_revision: if with_image { entry.revision } else { "" },
                 },
-            );
-        }
-        let value = records::hash_annotation_from(entries.into_iter(), &mut last_time);
+            )
+        });
+        let value = records::hash_annotation_with(recorded, new, &mut last_time);
         pieces.annotations.push((key.to_owned(), value));
     }
     let injected_value = injected.into_iter().collect::<Vec<_>>().join(",");
@@ -431,20 +424,16 @@ fn is_before(sidecar: &SidecarContainer) -> bool {
     sidecar.pod_inject_policy == Some(PodInjectPolicy::BeforeAppContainer)
 }
 
-/// A hot-upgrade sidecar's `-1` / `-2` pair; its version annotations go to `annotations` and its working
-/// container (`-1`) to `working`.
+/// A hot-upgrade sidecar's `-1` / `-2` pair; its version annotations go to `annotations`.
 fn hot_pair(
     sidecar: &SidecarContainer,
     prepared: Container,
-    working: &mut WorkingHotUpgradeContainers,
     annotations: &mut Vec<(String, String)>,
 ) -> (Container, Container) {
-    annotations.extend(hot_upgrade::injection_annotations(&prepared.name));
+    let names = hot_upgrade::container_names(&prepared.name);
+    annotations.extend(hot_upgrade::pair_annotations(&names.0, &names.1));
     let empty_image = &sidecar.upgrade_strategy.hot_upgrade_empty_image;
-    let name = prepared.name.clone();
-    let (first, second) = hot_upgrade::container_pair(prepared, empty_image);
-    working.0.insert(name, first.name.clone());
-    (first, second)
+    hot_upgrade::container_pair(prepared, names, empty_image)
 }
 
 /// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
@@ -513,7 +502,9 @@ fn prepare(
         append_devices(devices, mounts, &shared_devices);
     }
     let env = container.env.get_or_insert_with(Vec::new);
-    env.reserve(1 + transferred.len() + sub_path_envs.len());
+    // The hot-upgrade pair adds its two version variables.
+    let version_envs = if hot_upgrade::is_hot_upgrade(sidecar) { 2 } else { 0 };
+    env.reserve(1 + transferred.len() + sub_path_envs.len() + version_envs);
     env.push(EnvVar {
         name: keys::IS_INJECTED_ENV.to_owned(),
         value: Some("true".to_owned()),

@@ -166,6 +166,81 @@ impl<'a> From<&'a SidecarSetHashEntry> for HashEntryRef<'a> {
     }
 }
 
+/// The value of a hash annotation: the pod's `recorded` entries, each replaced by the `new` entry of its name
+/// (a later one of a name wins).
+pub(crate) fn hash_annotation_with<'a>(
+    recorded: &'a SidecarSetHashes,
+    new: impl Iterator<Item = (&'a str, HashEntryRef<'a>)>,
+    last_time: &mut Option<(Time, String)>,
+) -> String {
+    if recorded.is_empty() {
+        let mut entries: Vec<(&str, HashEntryRef<'_>)> = new.collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        // Of equal names (adjacent, in their order) keep the last.
+        entries.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                *earlier = *later;
+            }
+            same
+        });
+        return hash_annotation_from(entries.into_iter(), last_time);
+    }
+    let mut entries: BTreeMap<&str, HashEntryRef<'_>> = recorded
+        .iter()
+        .map(|(name, entry)| (name.as_str(), HashEntryRef::from(entry)))
+        .collect();
+    entries.extend(new);
+    hash_annotation_from(entries.into_iter(), last_time)
+}
+
+/// The value of `kruise.io/sidecarset-working-hotupgrade-container` after injecting hot-upgrade sidecars
+/// named `injected`: the pod's entries, with `<name>-1` working for each injected one. Byte for byte what
+/// [`to_annotation_value`] writes for that map.
+pub(crate) fn working_annotation_value(
+    recorded: &WorkingHotUpgradeContainers,
+    injected: &[&str],
+) -> String {
+    let mut names: Vec<&str> = injected.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    let mut out = String::with_capacity(16 + 32 * (names.len() + recorded.0.len()));
+    out.push('{');
+    let write_entry = |out: &mut String, name: &str, working: Option<&str>| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        write_json_str(out, name);
+        out.push(':');
+        match working {
+            Some(working) => write_json_str(out, working),
+            // `<name>-1`, the working container of a newly injected hot-upgrade sidecar.
+            None if is_plain(name) => {
+                out.push('"');
+                out.push_str(name);
+                out.push_str("-1\"");
+            }
+            None => write_json_str(out, &crate::hot_upgrade::container_names(name).0),
+        }
+    };
+    let mut new = names.iter().peekable();
+    for (name, working) in &recorded.0 {
+        while let Some(injected) = new.next_if(|injected| **injected < name.as_str()) {
+            write_entry(&mut out, injected, None);
+        }
+        if new.next_if(|injected| **injected == name.as_str()).is_some() {
+            write_entry(&mut out, name, None);
+        } else {
+            write_entry(&mut out, name, Some(working));
+        }
+    }
+    for injected in new {
+        write_entry(&mut out, injected, None);
+    }
+    out.push('}');
+    out
+}
+
 /// The value of a hash annotation holding `entries` (in name order): what [`hash_annotation_value`] writes for
 /// the map of those entries. `last_time` is the last timestamp formatted and its text, shared between calls.
 pub(crate) fn hash_annotation_from<'a>(
@@ -220,11 +295,7 @@ pub(crate) fn hash_annotation_from<'a>(
 /// A JSON string as Go writes it: printable ASCII other than `"`, `\\`, `<`, `>` and `&` (names, hashes,
 /// revisions) is copied as is, anything else goes through [`kruise_inplace::go_json::write_str`].
 fn write_json_str(out: &mut String, text: &str) {
-    // No early exit: the check over the whole (short) text compiles to a branch-free loop.
-    let plain = text.bytes().fold(true, |plain, byte| {
-        plain & (0x20..0x7f).contains(&byte) & !matches!(byte, b'"' | b'\\' | b'<' | b'>' | b'&')
-    });
-    if plain {
+    if is_plain(text) {
         out.reserve(text.len() + 2);
         out.push('"');
         out.push_str(text);
@@ -232,6 +303,14 @@ fn write_json_str(out: &mut String, text: &str) {
     } else {
         kruise_inplace::go_json::write_str(out, text);
     }
+}
+
+/// Whether Go writes the text into a JSON string as it is.
+fn is_plain(text: &str) -> bool {
+    // No early exit: the check over the whole (short) text compiles to a branch-free loop.
+    text.bytes().fold(true, |plain, byte| {
+        plain & (0x20..0x7f).contains(&byte) & !matches!(byte, b'"' | b'\\' | b'<' | b'>' | b'&')
+    })
 }
 
 /// A `Time` as [`to_annotation_value`] writes it (`"YYYY-MM-DDTHH:MM:SSZ"`, quoted), formatted directly (with
@@ -344,6 +423,64 @@ mod tests {
             hash_annotation_value(&entries),
             to_annotation_value(&entries)
         );
+    }
+
+    #[test]
+    fn working_annotation_value_is_the_serde_encoding_of_the_merged_map() {
+        let recorded = |pairs: &[(&str, &str)]| {
+            WorkingHotUpgradeContainers(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            )
+        };
+        for (pod, injected) in [
+            (recorded(&[]), vec!["envoy"]),
+            (recorded(&[]), vec!["b", "a", "b"]),
+            (recorded(&[("a", "a-2"), ("c", "c-2"), ("e", "e-1")]), vec!["d", "c", "b"]),
+            (recorded(&[("x<", "x<-2")]), vec!["y&", "z\"quote"]),
+            (recorded(&[("a", "a-2")]), vec![]),
+        ] {
+            let mut expected = pod.0.clone();
+            for name in &injected {
+                expected.insert((*name).to_owned(), format!("{name}-1"));
+            }
+            assert_eq!(
+                working_annotation_value(&pod, &injected),
+                to_annotation_value(&expected),
+                "{injected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn hash_annotation_with_replaces_recorded_entries_and_keeps_the_last_new_one() {
+        let time = to_time("2024-05-01T10:00:00Z".parse().unwrap());
+        let entry = |name: &str, hash: &str| SidecarSetHashEntry {
+            update_timestamp: Some(time.clone()),
+            hash: hash.to_owned(),
+            sidecar_set_name: name.to_owned(),
+            sidecar_list: vec!["c".to_owned()],
+            controller_revision: String::new(),
+        };
+        let new = [entry("b", "1"), entry("a", "2"), entry("b", "3")];
+        for recorded in [
+            SidecarSetHashes::new(),
+            [("a".to_owned(), entry("a", "old")), ("c".to_owned(), entry("c", "old"))].into(),
+        ] {
+            let mut expected = recorded.clone();
+            for entry in &new {
+                expected.insert(entry.sidecar_set_name.clone(), entry.clone());
+            }
+            let value = hash_annotation_with(
+                &recorded,
+                new.iter()
+                    .map(|entry| (entry.sidecar_set_name.as_str(), HashEntryRef::from(entry))),
+                &mut None,
+            );
+            assert_eq!(value, to_annotation_value(&expected));
+        }
     }
 
     #[test]
