@@ -26,9 +26,8 @@ fn pointer(tokens: &[&str]) -> PointerBuf {
     for token in tokens {
         text.push('/');
         let mut start = 0;
-        while let Some(at) = find_byte(token.as_bytes(), start, |byte| {
-            byte == b'~' || byte == b'/'
-        }) {
+        while let Some(at) = find_byte(token.as_bytes(), start, |byte| byte == b'~' || byte == b'/')
+        {
             // `~` and `/` are ASCII, so `start` and `at` are character boundaries.
             text.push_str(token.get(start..at).unwrap_or_default());
             text.push_str(if token.as_bytes().get(at) == Some(&b'~') {
@@ -368,13 +367,21 @@ fn layout_ops<T: Serialize + PartialEq, S: Sink>(
     let (before, rest) = list.split_at(layout.before.min(list.len()));
     let after = rest.get(layout.own..).unwrap_or_default();
     for (index, item) in before.iter().enumerate() {
-        ops.push(Kind::Add, &["spec", field, Index(index).as_str(&mut [0; 20])], Some(item));
+        ops.push(
+            Kind::Add,
+            &["spec", field, Index(index).as_str(&mut [0; 20])],
+            Some(item),
+        );
     }
     for &at in &layout.replaced {
         let new = rest.get(at);
         if new.is_some() && own.get(at) != new {
             let index = Index(layout.before + at);
-            ops.push(Kind::Replace, &["spec", field, index.as_str(&mut [0; 20])], new);
+            ops.push(
+                Kind::Replace,
+                &["spec", field, index.as_str(&mut [0; 20])],
+                new,
+            );
         }
     }
     for item in after {
@@ -455,7 +462,12 @@ fn delta_ops<S: Sink>(ops: &mut S, delta: &InjectionDelta<'_>) {
 /// The patch of an injection (what [`injection_patch`] finds between the admitted and the injected pod).
 pub(crate) fn delta_patch(delta: &InjectionDelta<'_>) -> Patch {
     // At most one operation per annotation and per injected item, and one per list.
-    let annotations = delta.pod.metadata.annotations.as_ref().map_or(0, BTreeMap::len);
+    let annotations = delta
+        .pod
+        .metadata
+        .annotations
+        .as_ref()
+        .map_or(0, BTreeMap::len);
     let items = delta.pod.spec.as_ref().map_or(0, |spec| {
         spec.init_containers.as_ref().map_or(0, Vec::len)
             + spec.containers.len()

@@ -176,7 +176,8 @@ pub(crate) fn merged_pull_secrets(
     pod: &[LocalObjectReference],
     sidecars: &[&LocalObjectReference],
 ) -> Vec<LocalObjectReference> {
-    let candidates: Vec<&LocalObjectReference> = pod.iter().chain(sidecars.iter().copied()).collect();
+    let candidates: Vec<&LocalObjectReference> =
+        pod.iter().chain(sidecars.iter().copied()).collect();
     let mut merged = Vec::with_capacity(candidates.len());
     append_first_wins(&mut merged, &[], &candidates, |secret| secret.name.as_str());
     merged

@@ -330,7 +330,14 @@ fn build<'s>(
             if is_native_sidecar(init) {
                 sidecar_list.push(init.container.name.as_str());
             }
-            let prepared = prepare(sidecarset, init, admitted, pod, own_volumes, &mut pieces.volumes)?;
+            let prepared = prepare(
+                sidecarset,
+                init,
+                admitted,
+                pod,
+                own_volumes,
+                &mut pieces.volumes,
+            )?;
             injecting = true;
             let before = is_before(init);
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
@@ -348,8 +355,14 @@ fn build<'s>(
         pieces.secrets.extend(&sidecarset.spec.image_pull_secrets);
         for sidecar in &sidecarset.spec.containers {
             sidecar_list.push(sidecar.container.name.as_str());
-            let prepared =
-                prepare(sidecarset, sidecar, admitted, pod, own_volumes, &mut pieces.volumes)?;
+            let prepared = prepare(
+                sidecarset,
+                sidecar,
+                admitted,
+                pod,
+                own_volumes,
+                &mut pieces.volumes,
+            )?;
             injecting = true;
             let before = is_before(sidecar);
             if hot_upgrade::is_hot_upgrade(sidecar) {
@@ -412,10 +425,9 @@ fn build<'s>(
         pieces.annotations.push((key.to_owned(), value));
     }
     let injected_value = injected.into_iter().collect::<Vec<_>>().join(",");
-    pieces.annotations.push((
-        keys::INJECTED_LIST_ANNOTATION.to_owned(),
-        injected_value,
-    ));
+    pieces
+        .annotations
+        .push((keys::INJECTED_LIST_ANNOTATION.to_owned(), injected_value));
     Ok(pieces)
 }
 
@@ -503,7 +515,11 @@ fn prepare(
     }
     let env = container.env.get_or_insert_with(Vec::new);
     // The hot-upgrade pair adds its two version variables.
-    let version_envs = if hot_upgrade::is_hot_upgrade(sidecar) { 2 } else { 0 };
+    let version_envs = if hot_upgrade::is_hot_upgrade(sidecar) {
+        2
+    } else {
+        0
+    };
     env.reserve(1 + transferred.len() + sub_path_envs.len() + version_envs);
     env.push(EnvVar {
         name: keys::IS_INJECTED_ENV.to_owned(),

@@ -110,7 +110,10 @@ pub fn patch_pod(pod: &mut Pod, patches: &[SidecarSetPatchPodMetadata]) -> Resul
     patched.map_err(|error| merge_patch_error(pod, error))
 }
 
-fn merge_patch_error(pod: &Pod, (key, value, patch, error): (String, String, String, MergePatchError)) -> Error {
+fn merge_patch_error(
+    pod: &Pod,
+    (key, value, patch, error): (String, String, String, MergePatchError),
+) -> Error {
     Error::MergePatch {
         pod: crate::records::pod_key(pod),
         key,

@@ -228,7 +228,10 @@ pub(crate) fn working_annotation_value(
         while let Some(injected) = new.next_if(|injected| **injected < name.as_str()) {
             write_entry(&mut out, injected, None);
         }
-        if new.next_if(|injected| **injected == name.as_str()).is_some() {
+        if new
+            .next_if(|injected| **injected == name.as_str())
+            .is_some()
+        {
             write_entry(&mut out, name, None);
         } else {
             write_entry(&mut out, name, Some(working));
@@ -438,7 +441,10 @@ mod tests {
         for (pod, injected) in [
             (recorded(&[]), vec!["envoy"]),
             (recorded(&[]), vec!["b", "a", "b"]),
-            (recorded(&[("a", "a-2"), ("c", "c-2"), ("e", "e-1")]), vec!["d", "c", "b"]),
+            (
+                recorded(&[("a", "a-2"), ("c", "c-2"), ("e", "e-1")]),
+                vec!["d", "c", "b"],
+            ),
             (recorded(&[("x<", "x<-2")]), vec!["y&", "z\"quote"]),
             (recorded(&[("a", "a-2")]), vec![]),
         ] {
@@ -467,7 +473,11 @@ mod tests {
         let new = [entry("b", "1"), entry("a", "2"), entry("b", "3")];
         for recorded in [
             SidecarSetHashes::new(),
-            [("a".to_owned(), entry("a", "old")), ("c".to_owned(), entry("c", "old"))].into(),
+            [
+                ("a".to_owned(), entry("a", "old")),
+                ("c".to_owned(), entry("c", "old")),
+            ]
+            .into(),
         ] {
             let mut expected = recorded.clone();
             for entry in &new {

@@ -102,7 +102,10 @@ pub(crate) fn shared_mount_refs<'p>(
 /// The volume devices shared into `sidecar` (empty unless `shareVolumeDevicePolicy` is `enabled`).
 #[must_use]
 pub fn shared_devices(sidecar: &SidecarContainer, pod: &Pod) -> Vec<VolumeDevice> {
-    shared_device_refs(sidecar, pod).into_iter().cloned().collect()
+    shared_device_refs(sidecar, pod)
+        .into_iter()
+        .cloned()
+        .collect()
 }
 
 /// [`shared_devices`], borrowed from the pod.

@@ -76,7 +76,8 @@ fn with_list(spec: &mut Value, field: &str, list: List, full: Value) {
 }
 
 fn pod(shape: &PodShape) -> Pod {
-    let mut metadata = json!({"name": "p", "namespace": "ns", "labels": {"app": "x", "source": "app"}});
+    let mut metadata =
+        json!({"name": "p", "namespace": "ns", "labels": {"app": "x", "source": "app"}});
     match shape.annotations {
         None => {}
         Some(false) => metadata["annotations"] = json!({}),

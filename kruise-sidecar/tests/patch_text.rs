@@ -6,7 +6,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    clippy::panic
+    clippy::panic,
+    clippy::needless_pass_by_value
 )]
 
 mod support;
@@ -25,7 +26,8 @@ fn set(name: &str, spec: serde_json::Value) -> SidecarSet {
 
 /// An `app: x` pod with these metadata and spec fields (no spec when `spec` is null).
 fn pod(annotations: serde_json::Value, spec: serde_json::Value) -> Pod {
-    let mut value = json!({"metadata": {"name": "p", "namespace": "default", "labels": {"app": "x"}}});
+    let mut value =
+        json!({"metadata": {"name": "p", "namespace": "default", "labels": {"app": "x"}}});
     if !annotations.is_null() {
         value["metadata"]["annotations"] = annotations;
     }
@@ -86,8 +88,13 @@ fn scenarios() -> Vec<(String, Pod, Vec<SidecarSet>)> {
         pod(serde_json::Value::Null, app.clone()),
         vec![sidecar.clone()],
     ));
-    out.push(("no spec".into(), pod(json!({}), serde_json::Value::Null), vec![full.clone()]));
-    let empty_lists = json!({"containers": [], "initContainers": [], "volumes": [], "imagePullSecrets": []});
+    out.push((
+        "no spec".into(),
+        pod(json!({}), serde_json::Value::Null),
+        vec![full.clone()],
+    ));
+    let empty_lists =
+        json!({"containers": [], "initContainers": [], "volumes": [], "imagePullSecrets": []});
     out.push((
         "empty lists, containers only".into(),
         pod(json!({}), empty_lists.clone()),
@@ -118,11 +125,7 @@ fn scenarios() -> Vec<(String, Pod, Vec<SidecarSet>)> {
     )
     .unwrap()
     .pod;
-    out.push((
-        "already injected".into(),
-        injected_once,
-        vec![full.clone()],
-    ));
+    out.push(("already injected".into(), injected_once, vec![full.clone()]));
     out.push((
         "metadata only".into(),
         pod(serde_json::Value::Null, app.clone()),
