@@ -6,7 +6,7 @@
 //!
 //! [`injection_patch`] / [`injection_patch_json`] find those operations by comparing two pods. Injection itself
 //! ([`crate::inject()`], [`crate::inject_json`]) writes the same operations, byte for byte, from what it
-//! injects ([`crate::injection_delta`]): only the injected items are serialised and the pod's own containers
+//! injects (`injection_delta`): only the injected items are serialised and the pod's own containers
 //! are never compared. Property tests check that both agree and that applying the patch reproduces the
 //! injected pod.
 

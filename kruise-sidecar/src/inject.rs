@@ -15,7 +15,7 @@
 //!
 //! The pod is copied once; each injected item is prepared once, from the SidecarSet's own (only what is kept
 //! of the pod's mounts and variables is copied), and goes straight to its place in the copy's lists. What
-//! went where ([`crate::injection_delta`]) is what the admission patch is written from, so the pod's own
+//! went where (`injection_delta`) is what the admission patch is written from, so the pod's own
 //! containers are neither serialised nor compared.
 //!
 //! On an **update** the open-source webhook stops before changing anything (its "availability changed"
