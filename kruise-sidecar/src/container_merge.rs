@@ -235,6 +235,50 @@ mod tests {
     }
 
     #[test]
+    fn long_lists_merge_as_short_ones() {
+        // Below and above the scan limit: every item of `additional` whose name is new, in order.
+        for (own, more) in [(3, 5), (40, 60)] {
+            let original: Vec<EnvVar> = (0..own)
+                .map(|n| env(&format!("e{}", n * 3), "own"))
+                .collect();
+            let additional: Vec<EnvVar> = (0..more)
+                .map(|n| env(&format!("e{}", n * 2 % (more / 2 + 1)), &n.to_string()))
+                .collect();
+            let mut expected = original.clone();
+            for item in &additional {
+                if !expected.iter().any(|known| known.name == item.name) {
+                    expected.push(item.clone());
+                }
+            }
+            let mut merged = original.clone();
+            merge_env(&mut merged, &additional);
+            assert_eq!(merged, expected, "{own} + {more}");
+            // Keys taken elsewhere (device paths for mounts) are skipped too.
+            let devices: Vec<VolumeDevice> = (0..own)
+                .map(|n| VolumeDevice {
+                    name: "d".into(),
+                    device_path: format!("/p{n}"),
+                })
+                .collect();
+            let mounts: Vec<VolumeMount> = (0..more)
+                .map(|n| mount("m", &format!("/p{}", n % own * 2)))
+                .collect();
+            let mut merged = Vec::new();
+            merge_volume_mounts(&mut merged, &devices, &mounts);
+            let paths: Vec<_> = merged.iter().map(|m| m.mount_path.clone()).collect();
+            let mut expected: Vec<String> = Vec::new();
+            for mount in &mounts {
+                if !devices.iter().any(|d| d.device_path == mount.mount_path)
+                    && !expected.contains(&mount.mount_path)
+                {
+                    expected.push(mount.mount_path.clone());
+                }
+            }
+            assert_eq!(paths, expected, "{own} + {more}");
+        }
+    }
+
+    #[test]
     fn env_first_wins() {
         let mut original = vec![env("A", "1")];
         merge_env(
