@@ -5,8 +5,10 @@
 //! next to deserialising and serialising the same pod with serde_json alone.
 //!
 //! The `sidecar_parts` group splits the webhook step into its stages, to see where the time goes: matching,
-//! revision choice, building the injected pod (`inject_sidecarsets`, which clones the pod), writing the
-//! patch (typed and as JSON text) from the admitted and injected pods, and cloning and dropping the pod.
+//! revision choice, building the injected pod (`inject_sidecarsets`: the pod's copy, the sidecars, dropping
+//! the result), the patch (typed and as JSON text) found by comparing the admitted and injected pods (the
+//! injection writes the same operations from where it put its items, without the comparison), and cloning
+//! and dropping the pod.
 
 use std::hint::black_box;
 

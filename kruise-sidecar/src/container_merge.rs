@@ -22,30 +22,57 @@ fn first_wins<'a, T>(
         .collect()
 }
 
-/// Appends the items of `additional` that `keep` selects, cloned.
-fn append_kept<T: Clone>(original: &mut Vec<T>, additional: &[T], keep: &[bool]) {
-    let count = keep.iter().filter(|kept| **kept).count();
-    original.reserve(count);
-    original.extend(
-        additional
-            .iter()
-            .zip(keep)
-            .filter(|(_, kept)| **kept)
-            .map(|(item, _)| item.clone()),
-    );
+/// Below this many key comparisons, [`append_first_wins`] scans the lists instead of building a set.
+const LINEAR_SCAN_LIMIT: usize = 1024;
+
+/// Appends (cloned) the items of `additional` whose key is not taken yet: by an item of `original` (those
+/// appended before it included) or by `other_keys`. Short lists are scanned, long ones go through a set.
+pub(crate) fn append_first_wins<'a, T: Clone + 'a>(
+    original: &mut Vec<T>,
+    other_keys: &[&str],
+    additional: &[&'a T],
+    key: impl Fn(&T) -> &str,
+) {
+    if additional.is_empty() {
+        return;
+    }
+    let known = original.len() + other_keys.len();
+    if known.saturating_mul(additional.len()) > LINEAR_SCAN_LIMIT {
+        let keep: Vec<bool> = {
+            let mut keys: BTreeSet<&str> = original.iter().map(&key).collect();
+            keys.extend(other_keys.iter().copied());
+            additional
+                .iter()
+                .map(|item| keys.insert(key(item)))
+                .collect()
+        };
+        original.reserve(keep.iter().filter(|kept| **kept).count());
+        original.extend(
+            additional
+                .iter()
+                .zip(keep)
+                .filter(|(_, kept)| *kept)
+                .map(|(item, _)| (*item).clone()),
+        );
+        return;
+    }
+    for item in additional {
+        let wanted = key(item);
+        if !other_keys.contains(&wanted) && !original.iter().any(|known| key(known) == wanted) {
+            original.push((*item).clone());
+        }
+    }
 }
 
 /// Appends the variables of `additional` whose name is not taken yet (by `original` or an earlier one).
 pub fn merge_env(original: &mut Vec<EnvVar>, additional: &[EnvVar]) {
-    if additional.is_empty() {
-        return;
-    }
-    let keep = first_wins(
-        original.iter().map(|env| env.name.as_str()),
-        additional,
-        |env| env.name.as_str(),
-    );
-    append_kept(original, additional, &keep);
+    let additional: Vec<&EnvVar> = additional.iter().collect();
+    append_env(original, &additional);
+}
+
+/// [`merge_env`] with the additional variables borrowed: only those appended are copied.
+pub(crate) fn append_env(original: &mut Vec<EnvVar>, additional: &[&EnvVar]) {
+    append_first_wins(original, &[], additional, |env| env.name.as_str());
 }
 
 /// Appends the mounts of `additional` whose mount path is not used yet by a mount or by one of `devices`.
@@ -54,18 +81,26 @@ pub fn merge_volume_mounts(
     devices: &[VolumeDevice],
     additional: &[VolumeMount],
 ) {
+    let additional: Vec<&VolumeMount> = additional.iter().collect();
+    append_mounts(original, devices, &additional);
+}
+
+/// [`merge_volume_mounts`] with the additional mounts borrowed: only those appended are copied.
+pub(crate) fn append_mounts(
+    original: &mut Vec<VolumeMount>,
+    devices: &[VolumeDevice],
+    additional: &[&VolumeMount],
+) {
     if additional.is_empty() {
         return;
     }
-    let keep = first_wins(
-        original
-            .iter()
-            .map(|mount| mount.mount_path.as_str())
-            .chain(devices.iter().map(|device| device.device_path.as_str())),
-        additional,
-        |mount| mount.mount_path.as_str(),
-    );
-    append_kept(original, additional, &keep);
+    let device_paths: Vec<&str> = devices
+        .iter()
+        .map(|device| device.device_path.as_str())
+        .collect();
+    append_first_wins(original, &device_paths, additional, |mount| {
+        mount.mount_path.as_str()
+    });
 }
 
 /// Appends the devices of `additional` whose device path is not used yet by a device or by one of `mounts`.
@@ -74,18 +109,26 @@ pub fn merge_volume_devices(
     mounts: &[VolumeMount],
     additional: &[VolumeDevice],
 ) {
+    let additional: Vec<&VolumeDevice> = additional.iter().collect();
+    append_devices(original, mounts, &additional);
+}
+
+/// [`merge_volume_devices`] with the additional devices borrowed: only those appended are copied.
+pub(crate) fn append_devices(
+    original: &mut Vec<VolumeDevice>,
+    mounts: &[VolumeMount],
+    additional: &[&VolumeDevice],
+) {
     if additional.is_empty() {
         return;
     }
-    let keep = first_wins(
-        original
-            .iter()
-            .map(|device| device.device_path.as_str())
-            .chain(mounts.iter().map(|mount| mount.mount_path.as_str())),
-        additional,
-        |device| device.device_path.as_str(),
-    );
-    append_kept(original, additional, &keep);
+    let mount_paths: Vec<&str> = mounts
+        .iter()
+        .map(|mount| mount.mount_path.as_str())
+        .collect();
+    append_first_wins(original, &mount_paths, additional, |device| {
+        device.device_path.as_str()
+    });
 }
 
 /// Appends the volumes of `additional` whose name is not taken yet (the pod's volume, or the first sidecar's,
@@ -126,6 +169,18 @@ pub fn merge_pull_secrets(
         .zip(keep)
         .filter_map(|(secret, kept)| kept.then_some(secret))
         .collect()
+}
+
+/// [`merge_pull_secrets`] of borrowed lists: only the kept secrets are copied.
+pub(crate) fn merged_pull_secrets(
+    pod: &[LocalObjectReference],
+    sidecars: &[&LocalObjectReference],
+) -> Vec<LocalObjectReference> {
+    let candidates: Vec<&LocalObjectReference> =
+        pod.iter().chain(sidecars.iter().copied()).collect();
+    let mut merged = Vec::with_capacity(candidates.len());
+    append_first_wins(&mut merged, &[], &candidates, |secret| secret.name.as_str());
+    merged
 }
 
 /// Upstream's `mergeSidecarContainers`: a sidecar whose name is already in the pod replaces that container in
@@ -176,6 +231,50 @@ mod tests {
             name: name.into(),
             mount_path: path.into(),
             ..VolumeMount::default()
+        }
+    }
+
+    #[test]
+    fn long_lists_merge_as_short_ones() {
+        // Below and above the scan limit: every item of `additional` whose name is new, in order.
+        for (own, more) in [(3, 5), (40, 60)] {
+            let original: Vec<EnvVar> = (0..own)
+                .map(|n| env(&format!("e{}", n * 3), "own"))
+                .collect();
+            let additional: Vec<EnvVar> = (0..more)
+                .map(|n| env(&format!("e{}", n * 2 % (more / 2 + 1)), &n.to_string()))
+                .collect();
+            let mut expected = original.clone();
+            for item in &additional {
+                if !expected.iter().any(|known| known.name == item.name) {
+                    expected.push(item.clone());
+                }
+            }
+            let mut merged = original.clone();
+            merge_env(&mut merged, &additional);
+            assert_eq!(merged, expected, "{own} + {more}");
+            // Keys taken elsewhere (device paths for mounts) are skipped too.
+            let devices: Vec<VolumeDevice> = (0..own)
+                .map(|n| VolumeDevice {
+                    name: "d".into(),
+                    device_path: format!("/p{n}"),
+                })
+                .collect();
+            let mounts: Vec<VolumeMount> = (0..more)
+                .map(|n| mount("m", &format!("/p{}", n % own * 2)))
+                .collect();
+            let mut merged = Vec::new();
+            merge_volume_mounts(&mut merged, &devices, &mounts);
+            let paths: Vec<_> = merged.iter().map(|m| m.mount_path.clone()).collect();
+            let mut expected: Vec<String> = Vec::new();
+            for mount in &mounts {
+                if !devices.iter().any(|d| d.device_path == mount.mount_path)
+                    && !expected.contains(&mount.mount_path)
+                {
+                    expected.push(mount.mount_path.clone());
+                }
+            }
+            assert_eq!(paths, expected, "{own} + {more}");
         }
     }
 

@@ -7,6 +7,8 @@
 //! defaulting, and stores them in the SidecarSet's annotations; [`recorded_or_computed`] reads those and
 //! computes only what is missing.
 
+use std::borrow::Cow;
+
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
 use kruise_inplace::go_types::GoJsonError;
@@ -91,6 +93,17 @@ pub fn compute(sidecarset: &SidecarSet) -> Result<SidecarSetHashes, Error> {
 /// # Errors
 /// [`Error::Encoding`] when a missing hash cannot be computed.
 pub fn recorded_or_computed(sidecarset: &SidecarSet) -> Result<SidecarSetHashes, Error> {
+    let (hash, without_image) = recorded_or_computed_ref(sidecarset)?;
+    Ok(SidecarSetHashes {
+        hash: hash.into_owned(),
+        without_image: without_image.into_owned(),
+    })
+}
+
+/// [`recorded_or_computed`], borrowing the recorded hashes: `(hash, hash without image)`.
+pub(crate) fn recorded_or_computed_ref(
+    sidecarset: &SidecarSet,
+) -> Result<(Cow<'_, str>, Cow<'_, str>), Error> {
     let recorded = |key: &str| {
         sidecarset
             .metadata
@@ -98,22 +111,19 @@ pub fn recorded_or_computed(sidecarset: &SidecarSet) -> Result<SidecarSetHashes,
             .as_ref()
             .and_then(|annotations| annotations.get(key))
             .filter(|value| !value.is_empty())
-            .cloned()
+            .map(|value| Cow::Borrowed(value.as_str()))
     };
     match (
         recorded(keys::HASH_ANNOTATION),
         recorded(keys::HASH_WITHOUT_IMAGE_ANNOTATION),
     ) {
-        (Some(hash), Some(without_image)) => Ok(SidecarSetHashes {
-            hash,
-            without_image,
-        }),
+        (Some(hash), Some(without_image)) => Ok((hash, without_image)),
         (hash, without_image) => {
             let computed = compute(sidecarset)?;
-            Ok(SidecarSetHashes {
-                hash: hash.unwrap_or(computed.hash),
-                without_image: without_image.unwrap_or(computed.without_image),
-            })
+            Ok((
+                hash.unwrap_or(Cow::Owned(computed.hash)),
+                without_image.unwrap_or(Cow::Owned(computed.without_image)),
+            ))
         }
     }
 }

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector, Pod};
+use k8s_openapi::api::core::v1::{Container, EnvVar, EnvVarSource, ObjectFieldSelector, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarContainerUpgradeType, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
@@ -99,35 +99,70 @@ pub fn into_pair(sidecar: SidecarContainer) -> (SidecarContainer, SidecarContain
     let empty_image = sidecar.upgrade_strategy.hot_upgrade_empty_image.clone();
     let mut first = sidecar.clone();
     let mut second = sidecar;
-    first.container.name = first_name;
-    second.container.name = second_name;
-    second.container.image = Some(empty_image);
-    for container in [&mut first.container, &mut second.container] {
-        let env = container.env.get_or_insert_with(Vec::new);
-        env.reserve(2);
-        env.push(annotation_env(
-            keys::VERSION_ENV,
-            keys::VERSION_ANNOTATION_PREFIX,
-            &container.name,
-        ));
-        env.push(annotation_env(
-            keys::VERSION_ALT_ENV,
-            keys::VERSION_ALT_ANNOTATION_PREFIX,
-            &container.name,
-        ));
-    }
+    pair_member(&mut first.container, first_name, None);
+    pair_member(&mut second.container, second_name, Some(empty_image));
     (first, second)
+}
+
+/// [`into_pair`] for the container alone (what injection puts into the pod), with the pair's names
+/// ([`container_names`]).
+#[must_use]
+pub(crate) fn container_pair(
+    mut container: Container,
+    (first_name, second_name): (String, String),
+    empty_image: &str,
+) -> (Container, Container) {
+    // The copy gets its variables with room for the two version variables, as the original has.
+    let env = container.env.take();
+    let mut first = container.clone();
+    first.env = env.as_ref().map(|env| {
+        let mut copy = Vec::with_capacity(env.len() + 2);
+        copy.extend_from_slice(env);
+        copy
+    });
+    container.env = env;
+    let mut second = container;
+    pair_member(&mut first, first_name, None);
+    pair_member(&mut second, second_name, Some(empty_image.to_owned()));
+    (first, second)
+}
+
+/// Renames a copy of the sidecar to `-1` / `-2` (`image`: the empty image for `-2`) and appends the version
+/// envs.
+fn pair_member(container: &mut Container, name: String, image: Option<String>) {
+    container.name = name;
+    if image.is_some() {
+        container.image = image;
+    }
+    let env = container.env.get_or_insert_with(Vec::new);
+    env.reserve(2);
+    env.push(annotation_env(
+        keys::VERSION_ENV,
+        keys::VERSION_ANNOTATION_PREFIX,
+        &container.name,
+    ));
+    env.push(annotation_env(
+        keys::VERSION_ALT_ENV,
+        keys::VERSION_ALT_ANNOTATION_PREFIX,
+        &container.name,
+    ));
 }
 
 /// The version annotations written at injection (`-1` works: version 1, alt 0; `-2` idles: 0, 1).
 #[must_use]
 pub fn injection_annotations(sidecar: &str) -> [(String, String); 4] {
     let (first, second) = container_names(sidecar);
+    pair_annotations(&first, &second)
+}
+
+/// [`injection_annotations`] of the pair's names.
+#[must_use]
+pub(crate) fn pair_annotations(first: &str, second: &str) -> [(String, String); 4] {
     [
-        (version_annotation(&first), "1".to_owned()),
-        (version_alt_annotation(&first), "0".to_owned()),
-        (version_annotation(&second), "0".to_owned()),
-        (version_alt_annotation(&second), "1".to_owned()),
+        (version_annotation(first), "1".to_owned()),
+        (version_alt_annotation(first), "0".to_owned()),
+        (version_annotation(second), "0".to_owned()),
+        (version_alt_annotation(second), "1".to_owned()),
     ]
 }
 

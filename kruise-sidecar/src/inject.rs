@@ -13,32 +13,35 @@
 //! volumes and pull secrets first-wins, and the hash, hash-without-image, injected-list and hot-upgrade
 //! annotations. Injecting twice at the same `now` changes nothing the second time.
 //!
+//! The pod is copied once; each injected item is prepared once, from the SidecarSet's own (only what is kept
+//! of the pod's mounts and variables is copied), and goes straight to its place in the copy's lists. What
+//! went where (`injection_delta`) is what the admission patch is written from, so the pod's own
+//! containers are neither serialised nor compared.
+//!
 //! On an **update** the open-source webhook stops before changing anything (its "availability changed"
 //! check is always false); so does [`inject`], after resolving revisions like upstream.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use json_patch::Patch;
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{EnvVar, LocalObjectReference, Pod, Volume};
+use k8s_openapi::api::core::v1::{Container, EnvVar, LocalObjectReference, Pod, Volume};
 use k8s_openapi::jiff::Timestamp;
-use kruise_api::annotations::{SidecarSetHashEntry, WorkingHotUpgradeContainers};
-use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet};
+use kruise_api::apps::v1beta1::{PodInjectPolicy, SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
 
-use crate::container_merge::{
-    merge_env, merge_pull_secrets, merge_sidecar_containers, merge_volume_devices,
-    merge_volume_mounts, merge_volumes,
-};
+use crate::container_merge::{append_devices, append_env, append_mounts, merged_pull_secrets};
 use crate::error::Error;
 use crate::hash::{self, is_native_sidecar, name_of};
 use crate::hot_upgrade;
+use crate::injection_delta::{InjectionDelta, Place, SpecLayout, Splice};
 use crate::injection_revision;
 use crate::matching;
 use crate::metadata;
 use crate::options::Options;
 use crate::random::Chance;
-use crate::records;
+use crate::records::{self, HashEntryRef, SidecarNames};
 use crate::resources_policy;
 use crate::shared_volumes;
 use crate::transfer_env;
@@ -107,15 +110,17 @@ pub struct JsonInjection {
 /// An invalid selector, a revision that cannot be found or restored, an unparsable SidecarSet annotation on
 /// the pod, a `MergePatchJson` that cannot be applied, or a `resourcesPolicy` that cannot be evaluated.
 pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<Injection, Error> {
-    let pod = request.pod;
-    let (injected, names) = injected_pod(request, chance)?;
-    Ok(match injected {
-        None => Injection::unchanged(pod, names),
-        Some(injected) => Injection {
-            patch: crate::admission_patch::injection_patch(pod, &injected),
-            pod: injected,
-            sidecarsets: names,
-        },
+    let (chosen, names) = resolve(request, chance)?;
+    if chosen.is_empty() || request.old_pod.is_some() {
+        return Ok(Injection::unchanged(request.pod, names));
+    }
+    let chosen: Vec<&SidecarSet> = chosen.iter().map(AsRef::as_ref).collect();
+    let delta = delta(request.pod, &chosen, request.now, request.options)?;
+    let patch = crate::admission_patch::delta_patch(&delta);
+    Ok(Injection {
+        pod: delta.pod,
+        patch,
+        sidecarsets: names,
     })
 }
 
@@ -127,27 +132,29 @@ pub fn inject_json(
     request: &InjectRequest<'_>,
     chance: &mut dyn Chance,
 ) -> Result<JsonInjection, Error> {
-    let pod = request.pod;
-    let (injected, names) = injected_pod(request, chance)?;
-    Ok(match injected {
-        None => JsonInjection {
-            pod: pod.clone(),
+    let (chosen, names) = resolve(request, chance)?;
+    if chosen.is_empty() || request.old_pod.is_some() {
+        return Ok(JsonInjection {
+            pod: request.pod.clone(),
             patch: "[]".to_owned(),
             sidecarsets: names,
-        },
-        Some(injected) => JsonInjection {
-            patch: crate::admission_patch::injection_patch_json(pod, &injected),
-            pod: injected,
-            sidecarsets: names,
-        },
+        });
+    }
+    let chosen: Vec<&SidecarSet> = chosen.iter().map(AsRef::as_ref).collect();
+    let delta = delta(request.pod, &chosen, request.now, request.options)?;
+    let patch = crate::admission_patch::delta_patch_json(&delta);
+    Ok(JsonInjection {
+        pod: delta.pod,
+        patch,
+        sidecarsets: names,
     })
 }
 
-/// The injected pod (`None` when the request changes nothing) and the matched SidecarSets' names.
-fn injected_pod(
-    request: &InjectRequest<'_>,
+/// The matched SidecarSets resolved to the revision to inject, and their names.
+fn resolve<'a>(
+    request: &InjectRequest<'a>,
     chance: &mut dyn Chance,
-) -> Result<(Option<Pod>, Vec<String>), Error> {
+) -> Result<(Vec<Cow<'a, SidecarSet>>, Vec<String>), Error> {
     let pod = request.pod;
     let matched =
         matching::matching_sidecarsets(request.sidecarsets, pod, request.namespace_labels)?;
@@ -161,23 +168,19 @@ fn injected_pod(
         };
         resolved.push(chosen);
     }
-    let names: Vec<String> = resolved.iter().map(|s| name_of(s).to_owned()).collect();
-    if resolved.is_empty() || request.old_pod.is_some() {
-        return Ok((None, names));
-    }
-    let chosen: Vec<&SidecarSet> = resolved.iter().map(AsRef::as_ref).collect();
-    let injected = inject_sidecarsets(pod, &chosen, request.now, request.options)?;
-    Ok((Some(injected), names))
+    let names = resolved.iter().map(|s| name_of(s).to_owned()).collect();
+    Ok((resolved, names))
 }
 
 /// What the SidecarSets contribute before merging.
-#[derive(Default)]
-struct Pieces {
-    containers: Vec<SidecarContainer>,
-    init_containers: Vec<SidecarContainer>,
-    secrets: Vec<LocalObjectReference>,
-    volumes: Vec<Volume>,
-    annotations: BTreeMap<String, String>,
+struct Pieces<'s> {
+    containers: Splice<Container>,
+    init_containers: Splice<Container>,
+    secrets: Vec<&'s LocalObjectReference>,
+    /// The SidecarSets' volumes that the injected containers use and the pod does not define, first wins.
+    volumes: Splice<Volume>,
+    /// Inserted into the pod's annotations in order (a later value of a key wins).
+    annotations: Vec<(String, String)>,
 }
 
 /// Injects SidecarSets (already matched and resolved to the revision to inject) into a pod being created.
@@ -191,13 +194,27 @@ pub fn inject_sidecarsets(
     now: Timestamp,
     options: Options,
 ) -> Result<Pod, Error> {
-    let mut pod = pod.clone();
+    Ok(delta(pod, sidecarsets, now, options)?.pod)
+}
+
+/// [`inject_sidecarsets`] with where the injected items went.
+fn delta<'p>(
+    pod: &'p Pod,
+    sidecarsets: &[&SidecarSet],
+    now: Timestamp,
+    options: Options,
+) -> Result<InjectionDelta<'p>, Error> {
+    let mut copy = pod.clone();
     for sidecarset in sidecarsets {
-        metadata::patch_pod(&mut pod, &sidecarset.spec.patch_pod_metadata)?;
+        metadata::patch_pod_for_injection(&mut copy, &sidecarset.spec.patch_pod_metadata)?;
     }
-    let pieces = build(&pod, sidecarsets, now)?;
+    let pieces = build(pod, &copy, sidecarsets, now)?;
     if pieces.containers.is_empty() && pieces.init_containers.is_empty() {
-        return Ok(pod);
+        return Ok(InjectionDelta {
+            admitted: pod,
+            pod: copy,
+            layout: None,
+        });
     }
     let Pieces {
         mut containers,
@@ -206,187 +223,257 @@ pub fn inject_sidecarsets(
         volumes,
         annotations,
     } = pieces;
-    init_containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
+    init_containers.sort_by(|a, b| a.name.cmp(&b.name));
     if options.sort_sidecar_containers_by_name {
-        containers.sort_by(|a, b| a.container.name.cmp(&b.container.name));
+        containers.sort_by(|a, b| a.name.cmp(&b.name));
     }
-    let spec = pod.spec.get_or_insert_with(Default::default);
-    let pod_init = spec.init_containers.take().unwrap_or_default();
-    let merged_init = merge_sidecar_containers(pod_init, init_containers);
-    spec.init_containers = (!merged_init.is_empty()).then_some(merged_init);
-    spec.containers = merge_sidecar_containers(std::mem::take(&mut spec.containers), containers);
-    let mut pod_volumes = spec.volumes.take().unwrap_or_default();
-    merge_volumes(&mut pod_volumes, volumes);
-    spec.volumes = (!pod_volumes.is_empty()).then_some(pod_volumes);
-    let pod_secrets = spec.image_pull_secrets.take().unwrap_or_default();
-    let merged_secrets = merge_pull_secrets(pod_secrets, secrets);
-    spec.image_pull_secrets = (!merged_secrets.is_empty()).then_some(merged_secrets);
-    pod.metadata
+    copy.metadata
         .annotations
         .get_or_insert_with(BTreeMap::new)
         .extend(annotations);
-    Ok(pod)
+    let own_secrets = pod
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.image_pull_secrets.as_deref())
+        .unwrap_or_default();
+    let secrets = merged_pull_secrets(own_secrets, &secrets);
+    let spec = copy.spec.get_or_insert_with(Default::default);
+    let (init, init_layout) =
+        init_containers.assemble(spec.init_containers.take().unwrap_or_default());
+    spec.init_containers = (!init.is_empty()).then_some(init);
+    let (list, containers_layout) = containers.assemble(std::mem::take(&mut spec.containers));
+    spec.containers = list;
+    let (list, volumes_layout) = volumes.assemble(spec.volumes.take().unwrap_or_default());
+    spec.volumes = (!list.is_empty()).then_some(list);
+    spec.image_pull_secrets = (!secrets.is_empty()).then_some(secrets);
+    Ok(InjectionDelta {
+        admitted: pod,
+        pod: copy,
+        layout: Some(SpecLayout {
+            init_containers: init_layout,
+            containers: containers_layout,
+            volumes: volumes_layout,
+        }),
+    })
 }
 
-fn build(pod: &Pod, sidecarsets: &[&SidecarSet], now: Timestamp) -> Result<Pieces, Error> {
+/// A SidecarSet's entry in the hash annotations, written at injection.
+struct NewHashEntry<'s> {
+    name: &'s str,
+    hash: Cow<'s, str>,
+    without_image: Cow<'s, str>,
+    sidecar_list: Vec<&'s str>,
+    revision: &'s str,
+}
+
+/// The pieces the SidecarSets contribute to `admitted`, whose copy `pod` has the patched annotations.
+fn build<'s>(
+    admitted: &Pod,
+    pod: &Pod,
+    sidecarsets: &[&'s SidecarSet],
+    now: Timestamp,
+) -> Result<Pieces<'s>, Error> {
     let parse_error = |source| Error::PodAnnotation {
         pod: records::pod_key(pod),
         source,
     };
-    let mut hashes = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
-    let mut hashes_without_image =
+    let recorded = records::hash_entries(pod, keys::HASH_ANNOTATION).map_err(parse_error)?;
+    let recorded_without_image =
         records::hash_entries(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION).map_err(parse_error)?;
-    let mut working = records::working_containers(pod);
-    let mut injected = records::injected_list(pod);
+    let working = records::working_containers(pod);
+    let mut new_working: Vec<&'s str> = Vec::new();
+    // `kruise.io/sidecarset-injected-list`: sorted names, empty items ignored (`InjectedSidecarSets`).
+    let mut injected: BTreeSet<&str> = records::annotation(pod, keys::INJECTED_LIST_ANNOTATION)
+        .unwrap_or("")
+        .split(',')
+        .filter(|name| !name.is_empty())
+        .collect();
+    let own_containers = admitted
+        .spec
+        .as_ref()
+        .map_or(&[][..], |spec| &spec.containers[..]);
+    let own_init = admitted
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.init_containers.as_deref())
+        .unwrap_or_default();
+    let own_volumes = admitted
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.volumes.as_deref())
+        .unwrap_or_default();
     // Every sidecar becomes one container, a hot-upgrade one two.
     let sidecar_count = |list: &[SidecarContainer]| -> usize {
         list.iter()
             .map(|sidecar| 1 + usize::from(hot_upgrade::is_hot_upgrade(sidecar)))
             .sum()
     };
+    let containers: usize = sidecarsets
+        .iter()
+        .map(|set| sidecar_count(&set.spec.containers))
+        .sum();
+    let init_containers: usize = sidecarsets
+        .iter()
+        .map(|set| sidecar_count(&set.spec.init_containers))
+        .sum();
     let mut pieces = Pieces {
-        containers: Vec::with_capacity(
-            sidecarsets
-                .iter()
-                .map(|set| sidecar_count(&set.spec.containers))
-                .sum(),
-        ),
-        init_containers: Vec::with_capacity(
-            sidecarsets
-                .iter()
-                .map(|set| sidecar_count(&set.spec.init_containers))
-                .sum(),
-        ),
-        volumes: Vec::with_capacity(sidecarsets.iter().map(|set| set.spec.volumes.len()).sum()),
-        ..Pieces::default()
+        containers: Splice::with_capacity(containers + own_containers.len()),
+        init_containers: Splice::with_capacity(init_containers + own_init.len()),
+        secrets: Vec::new(),
+        volumes: Splice::with_capacity(0),
+        annotations: Vec::with_capacity(8),
     };
-    let time = records::to_time(now);
+    let mut new_entries: Vec<NewHashEntry<'s>> = Vec::with_capacity(sidecarsets.len());
 
     for sidecarset in sidecarsets {
         let name = name_of(sidecarset);
         injected.insert(name);
-        let set_hashes = hash::recorded_or_computed(sidecarset)?;
-        let volumes: BTreeMap<&str, &Volume> = sidecarset
-            .spec
-            .volumes
-            .iter()
-            .map(|volume| (volume.name.as_str(), volume))
-            .collect();
-        let mut sidecar_list = BTreeSet::new();
+        let (hash, without_image) = hash::recorded_or_computed_ref(sidecarset)?;
+        let mut sidecar_list = Vec::new();
         let mut injecting = false;
         for init in &sidecarset.spec.init_containers {
             if is_native_sidecar(init) {
-                sidecar_list.insert(init.container.name.clone());
+                sidecar_list.push(init.container.name.as_str());
             }
-            let prepared = prepare(sidecarset, init, pod, &volumes, &mut pieces.volumes)?;
+            let prepared = prepare(
+                sidecarset,
+                init,
+                admitted,
+                pod,
+                own_volumes,
+                &mut pieces.volumes,
+            )?;
             injecting = true;
+            let before = is_before(init);
             if is_native_sidecar(init) && hot_upgrade::is_hot_upgrade(init) {
-                push_hot_pair(prepared, &mut working, &mut pieces, true);
+                new_working.push(init.container.name.as_str());
+                let (first, second) = hot_pair(init, prepared, &mut pieces.annotations);
+                for container in [first, second] {
+                    let place = Place::of_container(own_init, &container.name, before);
+                    pieces.init_containers.push(place, container);
+                }
             } else {
-                pieces.init_containers.push(prepared);
+                let place = Place::of_container(own_init, &prepared.name, before);
+                pieces.init_containers.push(place, prepared);
             }
         }
-        pieces
-            .secrets
-            .extend(sidecarset.spec.image_pull_secrets.iter().cloned());
+        pieces.secrets.extend(&sidecarset.spec.image_pull_secrets);
         for sidecar in &sidecarset.spec.containers {
-            sidecar_list.insert(sidecar.container.name.clone());
-            let prepared = prepare(sidecarset, sidecar, pod, &volumes, &mut pieces.volumes)?;
+            sidecar_list.push(sidecar.container.name.as_str());
+            let prepared = prepare(
+                sidecarset,
+                sidecar,
+                admitted,
+                pod,
+                own_volumes,
+                &mut pieces.volumes,
+            )?;
             injecting = true;
+            let before = is_before(sidecar);
             if hot_upgrade::is_hot_upgrade(sidecar) {
-                push_hot_pair(prepared, &mut working, &mut pieces, false);
+                new_working.push(sidecar.container.name.as_str());
+                let (first, second) = hot_pair(sidecar, prepared, &mut pieces.annotations);
+                for container in [first, second] {
+                    let place = Place::of_container(own_containers, &container.name, before);
+                    pieces.containers.push(place, container);
+                }
             } else {
-                pieces.containers.push(prepared);
+                let place = Place::of_container(own_containers, &prepared.name, before);
+                pieces.containers.push(place, prepared);
             }
         }
         if injecting {
-            let sidecar_list: Vec<String> = sidecar_list.into_iter().collect();
-            let revision = sidecarset
-                .status
-                .as_ref()
-                .map(|status| status.latest_revision.clone())
-                .unwrap_or_default();
-            hashes.insert(
-                name.to_owned(),
-                SidecarSetHashEntry {
-                    update_timestamp: Some(time.clone()),
-                    hash: set_hashes.hash,
-                    sidecar_set_name: name.to_owned(),
-                    sidecar_list: sidecar_list.clone(),
-                    controller_revision: revision,
-                },
-            );
-            hashes_without_image.insert(
-                name.to_owned(),
-                SidecarSetHashEntry {
-                    update_timestamp: Some(time.clone()),
-                    hash: set_hashes.without_image,
-                    sidecar_set_name: name.to_owned(),
-                    sidecar_list,
-                    controller_revision: String::new(),
-                },
-            );
+            sidecar_list.sort_unstable();
+            sidecar_list.dedup();
+            new_entries.push(NewHashEntry {
+                name,
+                hash,
+                without_image,
+                sidecar_list,
+                revision: sidecarset
+                    .status
+                    .as_ref()
+                    .map_or("", |status| status.latest_revision.as_str()),
+            });
         }
     }
-    pieces.annotations.insert(
-        keys::HASH_ANNOTATION.to_owned(),
-        records::hash_annotation_value(&hashes),
-    );
-    pieces.annotations.insert(
-        keys::HASH_WITHOUT_IMAGE_ANNOTATION.to_owned(),
-        records::hash_annotation_value(&hashes_without_image),
-    );
-    pieces.annotations.insert(
-        keys::INJECTED_LIST_ANNOTATION.to_owned(),
-        injected.to_value(),
-    );
+    if !new_working.is_empty() {
+        pieces.annotations.push((
+            keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
+            records::working_annotation_value(&working, &new_working),
+        ));
+    }
+    let time = records::to_time(now);
+    let mut last_time = None;
+    for (key, recorded) in [
+        (keys::HASH_ANNOTATION, &recorded),
+        (keys::HASH_WITHOUT_IMAGE_ANNOTATION, &recorded_without_image),
+    ] {
+        let with_image = key == keys::HASH_ANNOTATION;
+        let new = new_entries.iter().map(|entry| {
+            (
+                entry.name,
+                HashEntryRef {
+                    update_timestamp: Some(&time),
+                    hash: if with_image {
+                        &entry.hash
+                    } else {
+                        &entry.without_image
+                    },
+                    sidecar_set_name: entry.name,
+                    sidecar_list: SidecarNames::Borrowed(&entry.sidecar_list),
+                    controller_revision: if with_image { entry.revision } else { "" },
+                },
+            )
+        });
+        let value = records::hash_annotation_with(recorded, new, &mut last_time);
+        pieces.annotations.push((key.to_owned(), value));
+    }
+    let injected_value = injected.into_iter().collect::<Vec<_>>().join(",");
+    pieces
+        .annotations
+        .push((keys::INJECTED_LIST_ANNOTATION.to_owned(), injected_value));
     Ok(pieces)
 }
 
-fn push_hot_pair(
-    prepared: SidecarContainer,
-    working: &mut WorkingHotUpgradeContainers,
-    pieces: &mut Pieces,
-    init: bool,
-) {
-    for (annotation, value) in hot_upgrade::injection_annotations(&prepared.container.name) {
-        pieces.annotations.insert(annotation, value);
-    }
-    let name = prepared.container.name.clone();
-    let (first, second) = hot_upgrade::into_pair(prepared);
-    working.0.insert(name, first.container.name.clone());
-    pieces.annotations.insert(
-        keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION.to_owned(),
-        records::to_annotation_value(&working.0),
-    );
-    let target = if init {
-        &mut pieces.init_containers
-    } else {
-        &mut pieces.containers
-    };
-    target.push(first);
-    target.push(second);
+/// Whether the sidecar goes before the pod's containers.
+fn is_before(sidecar: &SidecarContainer) -> bool {
+    sidecar.pod_inject_policy == Some(PodInjectPolicy::BeforeAppContainer)
+}
+
+/// A hot-upgrade sidecar's `-1` / `-2` pair; its version annotations go to `annotations`.
+fn hot_pair(
+    sidecar: &SidecarContainer,
+    prepared: Container,
+    annotations: &mut Vec<(String, String)>,
+) -> (Container, Container) {
+    let names = hot_upgrade::container_names(&prepared.name);
+    annotations.extend(hot_upgrade::pair_annotations(&names.0, &names.1));
+    let empty_image = &sidecar.upgrade_strategy.hot_upgrade_empty_image;
+    hot_upgrade::container_pair(prepared, names, empty_image)
 }
 
 /// One sidecar ready to merge: shared mounts and devices, `IS_INJECTED`, transferred and `subPathExpr`
 /// variables, resources from its `resourcesPolicy`; the volumes its own mounts and devices use are appended to
-/// `volumes_out`.
+/// `volumes_out` unless the pod (`own_volumes`) or an earlier sidecar already has a volume of that name (the
+/// merge keeps the first volume of a name). The containers are read from `admitted`, the labels and
+/// annotations from `pod` (its copy with the patched annotations).
 fn prepare(
     sidecarset: &SidecarSet,
     sidecar: &SidecarContainer,
+    admitted: &Pod,
     pod: &Pod,
-    volumes: &BTreeMap<&str, &Volume>,
-    volumes_out: &mut Vec<Volume>,
-) -> Result<SidecarContainer, Error> {
-    let pod_containers = pod
+    own_volumes: &[Volume],
+    volumes_out: &mut Splice<Volume>,
+) -> Result<Container, Error> {
+    let pod_containers = admitted
         .spec
         .as_ref()
         .map_or(&[][..], |spec| &spec.containers[..]);
     let resources = resources_policy::sidecar_resources(sidecarset, sidecar, pod_containers)?;
-    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mounts_and_envs(sidecar, pod);
-    let shared_devices = shared_volumes::shared_devices(sidecar, pod);
-    let mut transferred = transfer_env::transfer_envs(sidecar, pod);
-    merge_env(&mut transferred, &sub_path_envs);
+    let (shared_mounts, sub_path_envs) = shared_volumes::shared_mount_refs(sidecar, admitted);
+    let shared_devices = shared_volumes::shared_device_refs(sidecar, admitted);
+    let transferred = transfer_env::transfer_env_refs(sidecar, pod_containers, pod);
 
     let container = &sidecar.container;
     let used = container
@@ -402,36 +489,51 @@ fn prepare(
                 .map(|device| device.name.as_str()),
         );
     for name in used {
-        // Upstream dereferences the lookup; a mount of a volume the SidecarSet does not define is skipped.
-        // Merging keeps the first volume of a name, so later duplicates are not even copied.
-        if let Some(volume) = volumes.get(name)
-            && !volumes_out.iter().any(|known| known.name == name)
+        // Upstream dereferences the lookup (in a map of the SidecarSet's volumes, where the last of a name
+        // wins); a mount of a volume the SidecarSet does not define is skipped.
+        if let Some(volume) = sidecarset
+            .spec
+            .volumes
+            .iter()
+            .rev()
+            .find(|volume| volume.name == name)
+            && !volumes_out.items().any(|known| known.name == name)
+            && !own_volumes.iter().any(|known| known.name == name)
         {
-            volumes_out.push((*volume).clone());
+            volumes_out.push(Place::After, volume.clone());
         }
     }
 
-    let mut prepared = sidecar.clone();
-    let container = &mut prepared.container;
+    let mut container = sidecar.container.clone();
     if let Some(resources) = resources {
         container.resources = Some(resources);
     }
     if !shared_mounts.is_empty() {
         let devices = container.volume_devices.as_deref().unwrap_or_default();
         let mounts = container.volume_mounts.get_or_insert_with(Vec::new);
-        merge_volume_mounts(mounts, devices, &shared_mounts);
+        append_mounts(mounts, devices, &shared_mounts);
     }
     if !shared_devices.is_empty() {
-        let mounts = container.volume_mounts.clone().unwrap_or_default();
+        let mounts = container.volume_mounts.as_deref().unwrap_or_default();
         let devices = container.volume_devices.get_or_insert_with(Vec::new);
-        merge_volume_devices(devices, &mounts, &shared_devices);
+        append_devices(devices, mounts, &shared_devices);
     }
     let env = container.env.get_or_insert_with(Vec::new);
+    // The hot-upgrade pair adds its two version variables.
+    let version_envs = if hot_upgrade::is_hot_upgrade(sidecar) {
+        2
+    } else {
+        0
+    };
+    env.reserve(1 + transferred.len() + sub_path_envs.len() + version_envs);
     env.push(EnvVar {
         name: keys::IS_INJECTED_ENV.to_owned(),
         value: Some("true".to_owned()),
         value_from: None,
     });
-    merge_env(env, &transferred);
-    Ok(prepared)
+    // The transferred variables, then the `subPathExpr` ones, each unless its name is taken by then.
+    let mut candidates = transferred;
+    candidates.extend(sub_path_envs);
+    append_env(env, &candidates);
+    Ok(container)
 }

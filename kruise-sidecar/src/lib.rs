@@ -47,6 +47,7 @@ pub mod error;
 pub mod hash;
 pub mod hot_upgrade;
 pub mod inject;
+mod injection_delta;
 pub mod injection_revision;
 pub mod inplace_state;
 pub mod matching;

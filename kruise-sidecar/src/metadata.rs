@@ -44,14 +44,23 @@ pub fn patch_annotations(
         return Ok(false);
     }
     let before = annotations.clone();
+    apply_patches(annotations, patches)?;
+    Ok(*annotations != before)
+}
+
+/// [`patch_annotations`] without telling whether anything changed.
+fn apply_patches(
+    annotations: &mut BTreeMap<String, String>,
+    patches: &[SidecarSetPatchPodMetadata],
+) -> Result<(), (String, String, String, MergePatchError)> {
     for patch in patches {
         let policy = patch.patch_policy.as_ref();
         for (key, value) in &patch.annotations {
             match policy {
                 None | Some(SidecarSetPatchPolicy::Retain) => {
-                    annotations
-                        .entry(key.clone())
-                        .or_insert_with(|| value.clone());
+                    if !annotations.contains_key(key) {
+                        annotations.insert(key.clone(), value.clone());
+                    }
                 }
                 Some(SidecarSetPatchPolicy::Overwrite) => {
                     annotations.insert(key.clone(), value.clone());
@@ -65,15 +74,28 @@ pub fn patch_annotations(
                     annotations.insert(key.clone(), merged);
                 }
                 Some(SidecarSetPatchPolicy::Unknown(name)) if name.is_empty() => {
-                    annotations
-                        .entry(key.clone())
-                        .or_insert_with(|| value.clone());
+                    if !annotations.contains_key(key) {
+                        annotations.insert(key.clone(), value.clone());
+                    }
                 }
                 Some(SidecarSetPatchPolicy::Unknown(_)) => {}
             }
         }
     }
-    Ok(*annotations != before)
+    Ok(())
+}
+
+/// Applies the patches to the pod's annotations as injection does: the pod always ends up with an
+/// annotation map (empty when it had none and nothing was added).
+///
+/// # Errors
+/// As [`patch_pod`].
+pub(crate) fn patch_pod_for_injection(
+    pod: &mut Pod,
+    patches: &[SidecarSetPatchPodMetadata],
+) -> Result<(), Error> {
+    let annotations = pod.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    apply_patches(annotations, patches).map_err(|error| merge_patch_error(pod, error))
 }
 
 /// Applies the patches to the pod's annotations (upstream's `PatchPodMetadata`). Returns whether anything
@@ -85,7 +107,14 @@ pub fn patch_pod(pod: &mut Pod, patches: &[SidecarSetPatchPodMetadata]) -> Resul
     let mut annotations = pod.metadata.annotations.take().unwrap_or_default();
     let patched = patch_annotations(&mut annotations, patches);
     pod.metadata.annotations = Some(annotations);
-    patched.map_err(|(key, value, patch, error)| Error::MergePatch {
+    patched.map_err(|error| merge_patch_error(pod, error))
+}
+
+fn merge_patch_error(
+    pod: &Pod,
+    (key, value, patch, error): (String, String, String, MergePatchError),
+) -> Error {
+    Error::MergePatch {
         pod: crate::records::pod_key(pod),
         key,
         value,
@@ -94,7 +123,7 @@ pub fn patch_pod(pod: &mut Pod, patches: &[SidecarSetPatchPodMetadata]) -> Resul
             MergePatchError::BadDocument => "invalid JSON document",
             MergePatchError::BadPatch => "invalid JSON patch",
         },
-    })
+    }
 }
 
 /// Go's `jsonpatch.MergePatch(doc, patch)`: RFC 7386 on two objects; when either is not an object, the patch

@@ -128,49 +128,192 @@ pub fn to_annotation_value<T: serde::Serialize>(value: &T) -> String {
 /// directly (each distinct timestamp is formatted once).
 #[must_use]
 pub fn hash_annotation_value(entries: &SidecarSetHashes) -> String {
-    use kruise_inplace::go_json::write_str;
-    let mut out = String::with_capacity(256 * entries.len().max(1));
-    let mut last_time: Option<(&Time, String)> = None;
+    let mut last_time = None;
+    hash_annotation_from(
+        entries
+            .iter()
+            .map(|(name, entry)| (name.as_str(), HashEntryRef::from(entry))),
+        &mut last_time,
+    )
+}
+
+/// The names of a hash entry's sidecars.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SidecarNames<'a> {
+    Owned(&'a [String]),
+    Borrowed(&'a [&'a str]),
+}
+
+/// A hash annotation entry to write, borrowed (recorded on the pod or being injected).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HashEntryRef<'a> {
+    pub(crate) update_timestamp: Option<&'a Time>,
+    pub(crate) hash: &'a str,
+    pub(crate) sidecar_set_name: &'a str,
+    pub(crate) sidecar_list: SidecarNames<'a>,
+    pub(crate) controller_revision: &'a str,
+}
+
+impl<'a> From<&'a SidecarSetHashEntry> for HashEntryRef<'a> {
+    fn from(entry: &'a SidecarSetHashEntry) -> Self {
+        Self {
+            update_timestamp: entry.update_timestamp.as_ref(),
+            hash: &entry.hash,
+            sidecar_set_name: &entry.sidecar_set_name,
+            sidecar_list: SidecarNames::Owned(&entry.sidecar_list),
+            controller_revision: &entry.controller_revision,
+        }
+    }
+}
+
+/// The value of a hash annotation: the pod's `recorded` entries, each replaced by the `new` entry of its name
+/// (a later one of a name wins).
+pub(crate) fn hash_annotation_with<'a>(
+    recorded: &'a SidecarSetHashes,
+    new: impl Iterator<Item = (&'a str, HashEntryRef<'a>)>,
+    last_time: &mut Option<(Time, String)>,
+) -> String {
+    if recorded.is_empty() {
+        let mut entries: Vec<(&str, HashEntryRef<'_>)> = new.collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
+        // Of equal names (adjacent, in their order) keep the last.
+        entries.dedup_by(|later, earlier| {
+            let same = later.0 == earlier.0;
+            if same {
+                *earlier = *later;
+            }
+            same
+        });
+        return hash_annotation_from(entries.into_iter(), last_time);
+    }
+    let mut entries: BTreeMap<&str, HashEntryRef<'_>> = recorded
+        .iter()
+        .map(|(name, entry)| (name.as_str(), HashEntryRef::from(entry)))
+        .collect();
+    entries.extend(new);
+    hash_annotation_from(entries.into_iter(), last_time)
+}
+
+/// The value of `kruise.io/sidecarset-working-hotupgrade-container` after injecting hot-upgrade sidecars
+/// named `injected`: the pod's entries, with `<name>-1` working for each injected one. Byte for byte what
+/// [`to_annotation_value`] writes for that map.
+pub(crate) fn working_annotation_value(
+    recorded: &WorkingHotUpgradeContainers,
+    injected: &[&str],
+) -> String {
+    let mut names: Vec<&str> = injected.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    let mut out = String::with_capacity(16 + 32 * (names.len() + recorded.0.len()));
     out.push('{');
-    for (index, (name, entry)) in entries.iter().enumerate() {
+    let write_entry = |out: &mut String, name: &str, working: Option<&str>| {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        write_json_str(out, name);
+        out.push(':');
+        match working {
+            Some(working) => write_json_str(out, working),
+            // `<name>-1`, the working container of a newly injected hot-upgrade sidecar.
+            None if is_plain(name) => {
+                out.push('"');
+                out.push_str(name);
+                out.push_str("-1\"");
+            }
+            None => write_json_str(out, &crate::hot_upgrade::container_names(name).0),
+        }
+    };
+    let mut new = names.iter().peekable();
+    for (name, working) in &recorded.0 {
+        while let Some(injected) = new.next_if(|injected| **injected < name.as_str()) {
+            write_entry(&mut out, injected, None);
+        }
+        if new
+            .next_if(|injected| **injected == name.as_str())
+            .is_some()
+        {
+            write_entry(&mut out, name, None);
+        } else {
+            write_entry(&mut out, name, Some(working));
+        }
+    }
+    for injected in new {
+        write_entry(&mut out, injected, None);
+    }
+    out.push('}');
+    out
+}
+
+/// The value of a hash annotation holding `entries` (in name order): what [`hash_annotation_value`] writes for
+/// the map of those entries. `last_time` is the last timestamp formatted and its text, shared between calls.
+pub(crate) fn hash_annotation_from<'a>(
+    entries: impl Iterator<Item = (&'a str, HashEntryRef<'a>)>,
+    last_time: &mut Option<(Time, String)>,
+) -> String {
+    let mut out = String::with_capacity(512);
+    out.push('{');
+    for (index, (name, entry)) in entries.enumerate() {
         if index > 0 {
             out.push(',');
         }
-        write_str(&mut out, name);
+        write_json_str(&mut out, name);
         out.push_str(":{\"updateTimestamp\":");
-        match &entry.update_timestamp {
+        match entry.update_timestamp {
             None => out.push_str("null"),
-            Some(time) => match &last_time {
-                Some((known, text)) if *known == time => out.push_str(text),
+            Some(time) => match last_time {
+                Some((known, text)) if known == time => out.push_str(text),
                 _ => {
                     let text = time_value(time);
                     out.push_str(&text);
-                    last_time = Some((time, text));
+                    *last_time = Some((time.clone(), text));
                 }
             },
         }
         out.push_str(",\"hash\":");
-        write_str(&mut out, &entry.hash);
+        write_json_str(&mut out, entry.hash);
         out.push_str(",\"sidecarSetName\":");
-        write_str(&mut out, &entry.sidecar_set_name);
+        write_json_str(&mut out, entry.sidecar_set_name);
         out.push_str(",\"sidecarList\":");
-        if entry.sidecar_list.is_empty() {
-            out.push_str("[]");
-        } else {
-            for (position, sidecar) in entry.sidecar_list.iter().enumerate() {
-                out.push(if position == 0 { '[' } else { ',' });
-                write_str(&mut out, sidecar);
-            }
-            out.push(']');
+        let mut position = 0;
+        let mut write_sidecar = |sidecar: &str| {
+            out.push(if position == 0 { '[' } else { ',' });
+            position += 1;
+            write_json_str(&mut out, sidecar);
+        };
+        match entry.sidecar_list {
+            SidecarNames::Owned(names) => names.iter().for_each(|name| write_sidecar(name)),
+            SidecarNames::Borrowed(names) => names.iter().for_each(|name| write_sidecar(name)),
         }
+        out.push_str(if position == 0 { "[]" } else { "]" });
         if !entry.controller_revision.is_empty() {
             out.push_str(",\"controllerRevision\":");
-            write_str(&mut out, &entry.controller_revision);
+            write_json_str(&mut out, entry.controller_revision);
         }
         out.push('}');
     }
     out.push('}');
     out
+}
+
+/// A JSON string as Go writes it: printable ASCII other than `"`, `\\`, `<`, `>` and `&` (names, hashes,
+/// revisions) is copied as is, anything else goes through [`kruise_inplace::go_json::write_str`].
+fn write_json_str(out: &mut String, text: &str) {
+    if is_plain(text) {
+        out.reserve(text.len() + 2);
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        kruise_inplace::go_json::write_str(out, text);
+    }
+}
+
+/// Whether Go writes the text into a JSON string as it is.
+fn is_plain(text: &str) -> bool {
+    // No early exit: the check over the whole (short) text compiles to a branch-free loop.
+    text.bytes().fold(true, |plain, byte| {
+        plain & (0x20..0x7f).contains(&byte) & !matches!(byte, b'"' | b'\\' | b'<' | b'>' | b'&')
+    })
 }
 
 /// A `Time` as [`to_annotation_value`] writes it (`"YYYY-MM-DDTHH:MM:SSZ"`, quoted), formatted directly (with
@@ -283,6 +426,71 @@ mod tests {
             hash_annotation_value(&entries),
             to_annotation_value(&entries)
         );
+    }
+
+    #[test]
+    fn working_annotation_value_is_the_serde_encoding_of_the_merged_map() {
+        let recorded = |pairs: &[(&str, &str)]| {
+            WorkingHotUpgradeContainers(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            )
+        };
+        for (pod, injected) in [
+            (recorded(&[]), vec!["envoy"]),
+            (recorded(&[]), vec!["b", "a", "b"]),
+            (
+                recorded(&[("a", "a-2"), ("c", "c-2"), ("e", "e-1")]),
+                vec!["d", "c", "b"],
+            ),
+            (recorded(&[("x<", "x<-2")]), vec!["y&", "z\"quote"]),
+            (recorded(&[("a", "a-2")]), vec![]),
+        ] {
+            let mut expected = pod.0.clone();
+            for name in &injected {
+                expected.insert((*name).to_owned(), format!("{name}-1"));
+            }
+            assert_eq!(
+                working_annotation_value(&pod, &injected),
+                to_annotation_value(&expected),
+                "{injected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn hash_annotation_with_replaces_recorded_entries_and_keeps_the_last_new_one() {
+        let time = to_time("2024-05-01T10:00:00Z".parse().unwrap());
+        let entry = |name: &str, hash: &str| SidecarSetHashEntry {
+            update_timestamp: Some(time.clone()),
+            hash: hash.to_owned(),
+            sidecar_set_name: name.to_owned(),
+            sidecar_list: vec!["c".to_owned()],
+            controller_revision: String::new(),
+        };
+        let new = [entry("b", "1"), entry("a", "2"), entry("b", "3")];
+        for recorded in [
+            SidecarSetHashes::new(),
+            [
+                ("a".to_owned(), entry("a", "old")),
+                ("c".to_owned(), entry("c", "old")),
+            ]
+            .into(),
+        ] {
+            let mut expected = recorded.clone();
+            for entry in &new {
+                expected.insert(entry.sidecar_set_name.clone(), entry.clone());
+            }
+            let value = hash_annotation_with(
+                &recorded,
+                new.iter()
+                    .map(|entry| (entry.sidecar_set_name.as_str(), HashEntryRef::from(entry))),
+                &mut None,
+            );
+            assert_eq!(value, to_annotation_value(&expected));
+        }
     }
 
     #[test]

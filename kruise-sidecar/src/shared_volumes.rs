@@ -63,6 +63,18 @@ pub fn shared_mounts_and_envs(
     sidecar: &SidecarContainer,
     pod: &Pod,
 ) -> (Vec<VolumeMount>, Vec<EnvVar>) {
+    let (mounts, envs) = shared_mount_refs(sidecar, pod);
+    (
+        mounts.into_iter().cloned().collect(),
+        envs.into_iter().cloned().collect(),
+    )
+}
+
+/// [`shared_mounts_and_envs`], borrowed from the pod.
+pub(crate) fn shared_mount_refs<'p>(
+    sidecar: &SidecarContainer,
+    pod: &'p Pod,
+) -> (Vec<&'p VolumeMount>, Vec<&'p EnvVar>) {
     if !enabled(Some(&sidecar.share_volume_policy)) {
         return (Vec::new(), Vec::new());
     }
@@ -70,7 +82,7 @@ pub fn shared_mounts_and_envs(
     let mut envs = Vec::new();
     for container in app_containers(pod) {
         for mount in container.volume_mounts.iter().flatten() {
-            mounts.push(mount.clone());
+            mounts.push(mount);
             let expression = mount.sub_path_expr.as_deref().unwrap_or("");
             for variable in sub_path_variables(expression) {
                 if let Some(env) = container
@@ -79,7 +91,7 @@ pub fn shared_mounts_and_envs(
                     .flatten()
                     .find(|env| env.name == variable)
                 {
-                    envs.push(env.clone());
+                    envs.push(env);
                 }
             }
         }
@@ -90,11 +102,22 @@ pub fn shared_mounts_and_envs(
 /// The volume devices shared into `sidecar` (empty unless `shareVolumeDevicePolicy` is `enabled`).
 #[must_use]
 pub fn shared_devices(sidecar: &SidecarContainer, pod: &Pod) -> Vec<VolumeDevice> {
+    shared_device_refs(sidecar, pod)
+        .into_iter()
+        .cloned()
+        .collect()
+}
+
+/// [`shared_devices`], borrowed from the pod.
+pub(crate) fn shared_device_refs<'p>(
+    sidecar: &SidecarContainer,
+    pod: &'p Pod,
+) -> Vec<&'p VolumeDevice> {
     if !enabled(sidecar.share_volume_device_policy.as_ref()) {
         return Vec::new();
     }
     app_containers(pod)
-        .flat_map(|container| container.volume_devices.iter().flatten().cloned())
+        .flat_map(|container| container.volume_devices.iter().flatten())
         .collect()
 }
 

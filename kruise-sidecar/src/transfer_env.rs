@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{EnvVar, ObjectFieldSelector, Pod};
+use k8s_openapi::api::core::v1::{Container, EnvVar, ObjectFieldSelector, Pod};
 use kruise_api::apps::v1beta1::SidecarContainer;
 use kruise_api::label_selector;
 use kruise_inplace::env_from_metadata::{ANNOTATIONS_PATH, LABELS_PATH, split_subscripted_path};
@@ -73,6 +73,19 @@ pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
         .as_ref()
         .map(|spec| spec.containers.as_slice())
         .unwrap_or_default();
+    transfer_env_refs(sidecar, containers, pod)
+        .into_iter()
+        .cloned()
+        .collect()
+}
+
+/// [`transfer_envs`] borrowed from `containers` (the pod's), with the source container names read from
+/// `pod`'s labels and annotations.
+pub(crate) fn transfer_env_refs<'p>(
+    sidecar: &SidecarContainer,
+    containers: &'p [Container],
+    pod: &Pod,
+) -> Vec<&'p EnvVar> {
     // Upstream indexes `container/env` in a map, so the last container and variable of a name win.
     let lookup = |container: &str, env: &str| {
         containers
@@ -100,7 +113,7 @@ pub fn transfer_envs(sidecar: &SidecarContainer, pod: &Pod) -> Vec<EnvVar> {
         };
         for name in names {
             if let Some(env) = lookup(&source, name) {
-                out.push(env.clone());
+                out.push(env);
             }
         }
     }

@@ -137,13 +137,12 @@ fn mutate(
     // operations (container indexes included) apply after the injection's.
     let (mut ops, pod) = match &mutator.sidecarsets {
         Some(stores) => {
+            // The patch as JSON text: its operations are read once, instead of building the typed patch
+            // and copying it into values.
             let injection = stores
-                .inject(&pod, &uid, k8s_openapi::jiff::Timestamp::now())
+                .inject_json(&pod, &uid, k8s_openapi::jiff::Timestamp::now())
                 .map_err(|error| format!("injecting SidecarSets: {error}"))?;
-            let ops = serde_json::to_value(&injection.patch)
-                .ok()
-                .and_then(|value| value.as_array().cloned())
-                .unwrap_or_default();
+            let ops: Vec<Value> = serde_json::from_str(&injection.patch).unwrap_or_default();
             (ops, injection.pod)
         }
         None => (Vec::new(), pod),

@@ -3,7 +3,9 @@
 //!
 //! [`SidecarSetStores::inject`] keeps the SidecarSets whose namespace and selector admit the pod (a
 //! read-only pass over shared `Arc`s; only the candidates are cloned), hands them with the revisions of
-//! those SidecarSets to [`kruise_sidecar::inject()`], and returns the injected pod with its RFC 6902 patch.
+//! those SidecarSets to [`kruise_sidecar::inject()`], and returns the injected pod with its RFC 6902 patch;
+//! [`SidecarSetStores::inject_json`] does the same with the patch as JSON text
+//! ([`kruise_sidecar::inject_json`]), which is what the webhook uses.
 //! The pod webhook then runs its own mutations on the injected pod, so their operations apply after the
 //! injection's ([`super::admission`]).
 //!
@@ -22,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
@@ -31,7 +34,7 @@ use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_api::keys::sidecarset::NAME_LABEL;
 use kruise_sidecar::matching::{is_active_pod, pod_matches, pod_namespace};
-use kruise_sidecar::{InjectRequest, Injection, Options, SeededChance};
+use kruise_sidecar::{InjectRequest, Injection, JsonInjection, Options, SeededChance};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource};
@@ -139,17 +142,48 @@ impl SidecarSetStores {
         uid: &str,
         now: Timestamp,
     ) -> Result<Injection, kruise_sidecar::Error> {
-        let unchanged = || Injection {
-            pod: pod.clone(),
-            patch: json_patch::Patch(Vec::new()),
-            sidecarsets: Vec::new(),
+        let Some(selected) = self.select(pod) else {
+            return Ok(Injection {
+                pod: pod.clone(),
+                patch: json_patch::Patch(Vec::new()),
+                sidecarsets: Vec::new(),
+            });
         };
+        let request = selected.request(pod, now, self.options);
+        kruise_sidecar::inject(&request, &mut SeededChance::new(seed_of(uid)))
+    }
+
+    /// [`SidecarSetStores::inject`] with the patch as the JSON text of the admission response
+    /// ([`kruise_sidecar::inject_json`]): the same injection and the same operations, without building the
+    /// typed patch.
+    ///
+    /// # Errors
+    /// As [`SidecarSetStores::inject`].
+    pub fn inject_json(
+        &self,
+        pod: &Pod,
+        uid: &str,
+        now: Timestamp,
+    ) -> Result<JsonInjection, kruise_sidecar::Error> {
+        let Some(selected) = self.select(pod) else {
+            return Ok(JsonInjection {
+                pod: pod.clone(),
+                patch: "[]".to_owned(),
+                sidecarsets: Vec::new(),
+            });
+        };
+        let request = selected.request(pod, now, self.options);
+        kruise_sidecar::inject_json(&request, &mut SeededChance::new(seed_of(uid)))
+    }
+
+    /// The candidate SidecarSets for a pod with their revisions and the namespace's labels; `None` when
+    /// nothing can be injected.
+    fn select(&self, pod: &Pod) -> Option<Selected> {
         if self.sidecarsets.is_empty() || !is_active_pod(pod) {
-            return Ok(unchanged());
+            return None;
         }
-        let namespace = pod_namespace(pod);
-        let namespace_object = self.namespaces.get(&ObjectRef::new(namespace));
-        let labels: Option<&BTreeMap<String, String>> = namespace_object
+        let namespace = self.namespaces.get(&ObjectRef::new(pod_namespace(pod)));
+        let labels: Option<&BTreeMap<String, String>> = namespace
             .as_deref()
             .and_then(|object| object.metadata.labels.as_ref());
         // Candidates: those that match (an invalid selector is kept so the library reports it).
@@ -167,7 +201,7 @@ impl SidecarSetStores {
             })
             .collect();
         if candidates.is_empty() {
-            return Ok(unchanged());
+            return None;
         }
         let revisions: Vec<ControllerRevision> = self
             .revisions
@@ -187,16 +221,35 @@ impl SidecarSetStores {
             })
             .map(|revision| revision.as_ref().clone())
             .collect();
-        let request = InjectRequest {
+        Some(Selected {
+            candidates,
+            revisions,
+            namespace,
+        })
+    }
+}
+
+/// What a pod's injection reads from the stores.
+struct Selected {
+    candidates: Vec<SidecarSet>,
+    revisions: Vec<ControllerRevision>,
+    namespace: Option<Arc<Namespace>>,
+}
+
+impl Selected {
+    fn request<'a>(&'a self, pod: &'a Pod, now: Timestamp, options: Options) -> InjectRequest<'a> {
+        InjectRequest {
             pod,
             old_pod: None,
-            sidecarsets: &candidates,
-            revisions: &revisions,
-            namespace_labels: labels,
+            sidecarsets: &self.candidates,
+            revisions: &self.revisions,
+            namespace_labels: self
+                .namespace
+                .as_deref()
+                .and_then(|object| object.metadata.labels.as_ref()),
             now,
-            options: self.options,
-        };
-        kruise_sidecar::inject(&request, &mut SeededChance::new(seed_of(uid)))
+            options,
+        }
     }
 }
 
@@ -314,6 +367,27 @@ pub(crate) mod tests {
             .inject(&pod(json!({"app": "nginx"})), "u", NOW.parse().unwrap())
             .unwrap();
         assert!(!skipped.changed());
+    }
+
+    #[test]
+    fn the_json_patch_is_the_typed_patch() {
+        let stores = stores_with(&[log_sidecarset()], json!({}));
+        for labels in [json!({"app": "nginx"}), json!({"app": "other"})] {
+            let typed = stores
+                .inject(&pod(labels.clone()), "u", NOW.parse().unwrap())
+                .unwrap();
+            let text = stores
+                .inject_json(&pod(labels), "u", NOW.parse().unwrap())
+                .unwrap();
+            assert_eq!(text.pod, typed.pod);
+            assert_eq!(text.sidecarsets, typed.sidecarsets);
+            let parsed: serde_json::Value = serde_json::from_str(&text.patch).unwrap();
+            assert_eq!(parsed, serde_json::to_value(&typed.patch).unwrap());
+        }
+        let empty = SidecarSetStores::empty()
+            .inject_json(&pod(json!({"app": "nginx"})), "u", NOW.parse().unwrap())
+            .unwrap();
+        assert_eq!(empty.patch, "[]");
     }
 
     #[test]
