@@ -142,7 +142,8 @@ fn mutate(
             let injection = stores
                 .inject_json(&pod, &uid, k8s_openapi::jiff::Timestamp::now())
                 .map_err(|error| format!("injecting SidecarSets: {error}"))?;
-            let ops: Vec<Value> = serde_json::from_str(&injection.patch).unwrap_or_default();
+            let ops: Vec<Value> = serde_json::from_str(&injection.patch)
+                .map_err(|error| format!("reading the injection's patch: {error}"))?;
             (ops, injection.pod)
         }
         None => (Vec::new(), pod),
