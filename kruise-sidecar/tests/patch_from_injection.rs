@@ -229,15 +229,7 @@ fn sidecarset(name: &str, shape: &SetShape) -> SidecarSet {
 fn request<'a>(pod: &'a Pod, sets: &'a [SidecarSet], sort: bool) -> InjectRequest<'a> {
     let mut options = Options::default();
     options.sort_sidecar_containers_by_name = sort;
-    InjectRequest {
-        pod,
-        old_pod: None,
-        sidecarsets: sets,
-        revisions: &[],
-        namespace_labels: None,
-        now: support::now(),
-        options,
-    }
+    support::create_request(pod, sets, options)
 }
 
 /// Both patches of one injection agree with the patches found by comparing pods.

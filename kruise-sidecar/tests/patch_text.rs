@@ -143,15 +143,7 @@ fn scenarios() -> Vec<(String, Pod, Vec<SidecarSet>)> {
 }
 
 fn request<'a>(pod: &'a Pod, sets: &'a [SidecarSet]) -> InjectRequest<'a> {
-    InjectRequest {
-        pod,
-        old_pod: None,
-        sidecarsets: sets,
-        revisions: &[],
-        namespace_labels: None,
-        now: support::now(),
-        options: Options::default(),
-    }
+    support::create_request(pod, sets, Options::default())
 }
 
 #[test]

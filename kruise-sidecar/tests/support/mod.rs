@@ -61,7 +61,20 @@ pub fn inject(pod: &Pod, sets: &[v1beta1::SidecarSet]) -> Injection {
 }
 
 pub fn inject_with(pod: &Pod, sets: &[v1beta1::SidecarSet], options: Options) -> Injection {
-    let request = InjectRequest {
+    kruise_sidecar::inject(
+        &create_request(pod, sets, options),
+        &mut SeededChance::new(1),
+    )
+    .unwrap()
+}
+
+/// A CREATE request for `pod` with `sets`, no revisions or namespace labels, at [`now`].
+pub fn create_request<'a>(
+    pod: &'a Pod,
+    sets: &'a [v1beta1::SidecarSet],
+    options: Options,
+) -> InjectRequest<'a> {
+    InjectRequest {
         pod,
         old_pod: None,
         sidecarsets: sets,
@@ -69,8 +82,7 @@ pub fn inject_with(pod: &Pod, sets: &[v1beta1::SidecarSet], options: Options) ->
         namespace_labels: None,
         now: now(),
         options,
-    };
-    kruise_sidecar::inject(&request, &mut SeededChance::new(1)).unwrap()
+    }
 }
 
 pub fn names(pod: &Pod) -> Vec<String> {
