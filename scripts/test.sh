@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+# A clean build writes about 7 GB under target/ (debug info is kept small in Cargo.toml); say what is free, so a
+# linker that dies for lack of disk is recognised as such.
+step "free disk for target/"
+df -h . >&2 || true
+
 # The control plane for the end-to-end tests: installed (cached after the first time) while the lints run.
 control_plane_log="$(mktemp "${TMPDIR:-/tmp}/kruise-rs-control-plane.XXXXXX")"
 ./scripts/control-plane.sh install >"$control_plane_log" 2>&1 &
