@@ -110,17 +110,14 @@ pub struct JsonInjection {
 /// An invalid selector, a revision that cannot be found or restored, an unparsable SidecarSet annotation on
 /// the pod, a `MergePatchJson` that cannot be applied, or a `resourcesPolicy` that cannot be evaluated.
 pub fn inject(request: &InjectRequest<'_>, chance: &mut dyn Chance) -> Result<Injection, Error> {
-    let (chosen, names) = resolve(request, chance)?;
-    if chosen.is_empty() || request.old_pod.is_some() {
-        return Ok(Injection::unchanged(request.pod, names));
-    }
-    let chosen: Vec<&SidecarSet> = chosen.iter().map(AsRef::as_ref).collect();
-    let delta = delta(request.pod, &chosen, request.now, request.options)?;
-    let patch = crate::admission_patch::delta_patch(&delta);
-    Ok(Injection {
-        pod: delta.pod,
-        patch,
-        sidecarsets: names,
+    let (delta, names) = injected(request, chance)?;
+    Ok(match delta {
+        None => Injection::unchanged(request.pod, names),
+        Some(delta) => Injection {
+            patch: crate::admission_patch::delta_patch(&delta),
+            pod: delta.pod,
+            sidecarsets: names,
+        },
     })
 }
 
@@ -132,22 +129,34 @@ pub fn inject_json(
     request: &InjectRequest<'_>,
     chance: &mut dyn Chance,
 ) -> Result<JsonInjection, Error> {
-    let (chosen, names) = resolve(request, chance)?;
-    if chosen.is_empty() || request.old_pod.is_some() {
-        return Ok(JsonInjection {
+    let (delta, names) = injected(request, chance)?;
+    Ok(match delta {
+        None => JsonInjection {
             pod: request.pod.clone(),
             patch: "[]".to_owned(),
             sidecarsets: names,
-        });
+        },
+        Some(delta) => JsonInjection {
+            patch: crate::admission_patch::delta_patch_json(&delta),
+            pod: delta.pod,
+            sidecarsets: names,
+        },
+    })
+}
+
+/// What [`inject`] and [`inject_json`] share: the injection (`None` when the request changes nothing: no
+/// SidecarSet matched, or an UPDATE) and the matched SidecarSets' names.
+fn injected<'p>(
+    request: &InjectRequest<'p>,
+    chance: &mut dyn Chance,
+) -> Result<(Option<InjectionDelta<'p>>, Vec<String>), Error> {
+    let (chosen, names) = resolve(request, chance)?;
+    if chosen.is_empty() || request.old_pod.is_some() {
+        return Ok((None, names));
     }
     let chosen: Vec<&SidecarSet> = chosen.iter().map(AsRef::as_ref).collect();
     let delta = delta(request.pod, &chosen, request.now, request.options)?;
-    let patch = crate::admission_patch::delta_patch_json(&delta);
-    Ok(JsonInjection {
-        pod: delta.pod,
-        patch,
-        sidecarsets: names,
-    })
+    Ok((Some(delta), names))
 }
 
 /// The matched SidecarSets resolved to the revision to inject, and their names.

@@ -221,16 +221,23 @@ impl PodFactsCache {
         true
     }
 
-    /// Inserts `pod`, or replaces the stored pod of the same namespace and name. A pod whose
-    /// `resourceVersion` is set and equal to the stored one's is skipped ([`Applied::Unchanged`]).
+    /// Inserts `pod`, or replaces the stored pod of the same namespace and name. A pod that is the stored
+    /// `Arc`, or whose `resourceVersion` is set and equal to the stored one's, is skipped
+    /// ([`Applied::Unchanged`]).
     pub fn apply(&mut self, pod: impl Into<Arc<Pod>>) -> Applied {
         let pod = pod.into();
         let (namespace, name) = key(&pod);
         let position = self.position(namespace, name);
+        self.apply_at(pod, position)
+    }
+
+    /// [`PodFactsCache::apply`] for a pod whose position (`None`: not stored) was already looked up.
+    fn apply_at(&mut self, pod: Arc<Pod>, position: Option<usize>) -> Applied {
         if let Some(position) = position
             && let Some(stored) = self.pods.get(position)
-            && stored.metadata.resource_version.is_some()
-            && stored.metadata.resource_version == pod.metadata.resource_version
+            && (Arc::ptr_eq(stored, &pod)
+                || (stored.metadata.resource_version.is_some()
+                    && stored.metadata.resource_version == pod.metadata.resource_version))
         {
             return Applied::Unchanged;
         }
@@ -249,6 +256,7 @@ impl PodFactsCache {
             }
             None => {
                 let position = self.pods.len();
+                let (namespace, name) = key(&pod);
                 self.positions
                     .entry(namespace.to_owned())
                     .or_default()
@@ -304,21 +312,16 @@ impl PodFactsCache {
     }
 
     /// Makes the content exactly `pods` (a controller's current view of the CloneSet's pods, say from its
-    /// owner index): applies each ([`PodFactsCache::apply`], so unchanged pods are skipped) and removes the
-    /// stored pods not among them. Returns how many pods were applied (inserted or updated) and removed.
+    /// owner index): applies each ([`PodFactsCache::apply`], so unchanged pods are skipped without being
+    /// read) and removes the stored pods not among them. Returns how many pods were applied (inserted or
+    /// updated) and removed.
     pub fn sync(&mut self, pods: impl IntoIterator<Item = Arc<Pod>>) -> Synced {
         let mut seen = vec![false; self.pods.len()];
         let mut synced = Synced::default();
         for pod in pods {
             let (namespace, name) = key(&pod);
             let position = self.position(namespace, name);
-            if position.is_some_and(|p| self.pods.get(p).is_some_and(|s| Arc::ptr_eq(s, &pod))) {
-                if let Some(flag) = position.and_then(|p| seen.get_mut(p)) {
-                    *flag = true;
-                }
-                continue;
-            }
-            let applied = self.apply(pod);
+            let applied = self.apply_at(pod, position);
             if applied != Applied::Unchanged {
                 synced.applied += 1;
             }

@@ -186,8 +186,8 @@ impl Shared {
     }
 
     /// How many CloneSets have pod facts kept.
-    #[must_use]
-    pub fn kept_pod_facts(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn kept_pod_facts(&self) -> usize {
         self.with_pod_facts(|facts| facts.len())
     }
 
