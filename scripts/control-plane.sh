@@ -5,7 +5,8 @@
 #
 #   scripts/control-plane.sh install          build kube-apiserver/kube-controller-manager once (cached)
 #   scripts/control-plane.sh start            start everything, write a kubeconfig, wait for /readyz
-#   scripts/control-plane.sh stop             stop by the recorded PIDs and remove the state
+#   scripts/control-plane.sh stop             stop by the recorded PIDs and remove the state (with
+#                                             KRUISE_CP_KEEP_LOGS=1: keep the run directory's *.log files)
 #   scripts/control-plane.sh status           say whether it runs and where (exit 1 when it does not)
 #   scripts/control-plane.sh env              print `export KUBECONFIG=...` for eval
 #
@@ -288,7 +289,12 @@ stop_all() {
   local etcd_dir
   etcd_dir="$(cat "$RUN_DIR/etcd-dir" 2>/dev/null || true)"
   case "$etcd_dir" in /dev/shm/kruise-rs-etcd.*) rm -rf "$etcd_dir" ;; esac
-  rm -rf "$RUN_DIR"
+  if [ "${KRUISE_CP_KEEP_LOGS:-}" = 1 ]; then
+    find "$RUN_DIR" -mindepth 1 -type f ! -name '*.log' -delete
+    find "$RUN_DIR" -mindepth 1 -depth -type d -empty -delete
+  else
+    rm -rf "$RUN_DIR"
+  fi
 }
 
 cmd_stop() {
@@ -297,7 +303,11 @@ cmd_stop() {
     return 0
   fi
   stop_all
-  log "stopped; removed $RUN_DIR"
+  if [ "${KRUISE_CP_KEEP_LOGS:-}" = 1 ]; then
+    log "stopped; kept the logs in $RUN_DIR"
+  else
+    log "stopped; removed $RUN_DIR"
+  fi
 }
 
 cmd_status() {

@@ -2,8 +2,12 @@
 //! [`crate::imagepull::node_pulls::pending`] lists, one after another, through the CRI ImageService: with
 //! the credentials of the tag's pull secrets for the image's registry, each attempt bounded by the tag's
 //! timeout, retried with backoff up to its `backoffLimit`. Each tag's status is written when its pull starts
-//! (`Pulling`) and when it ends (`Succeeded` with the image ID, or `Failed` with the last error), with the
-//! NodeImage's `resourceVersion` (a conflict: read it again and retry the write).
+//! (`Pulling`) and when it ends (`Succeeded` with the image ID, or `Failed` with the last error) by
+//! [`report`]: merged into the NodeImage as the API server has it now, conditional on that copy's
+//! `resourceVersion` (a conflict: read it again and merge again), and not written at all when that copy
+//! shows the report is stale. A pull is only started once its `Pulling` report was written, so a pass
+//! decided on a watch cache that has not yet seen this daemon's last `Succeeded` neither undoes it nor
+//! pulls again.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,8 +28,7 @@ use serde_json::json;
 
 use super::metrics::DaemonMetrics;
 use crate::cri::CriClient;
-use crate::imagepull::node_image::count;
-use crate::imagepull::node_pulls::{self, Credentials, PullTask};
+use crate::imagepull::node_pulls::{self, Credentials, PullTask, StaleReport};
 use crate::shutdown::Shutdown;
 
 /// Why a pass failed (retried after a few seconds).
@@ -41,7 +44,19 @@ pub enum PullerError {
         #[source]
         source: kube::Error,
     },
+    /// Every attempt to write a report met a newer NodeImage (409).
+    #[error("NodeImage {node}: the status write conflicted {attempts} times in a row")]
+    Conflicts {
+        /// The NodeImage (node) name.
+        node: String,
+        /// How many writes were tried.
+        attempts: u32,
+    },
 }
+
+/// How many times a report is merged and written again after conflicts before the pass fails (and is
+/// retried from a fresh read).
+pub const REPORT_ATTEMPTS: u32 = 10;
 
 struct Context {
     client: Client,
@@ -93,21 +108,23 @@ async fn reconcile(
     node_image: Arc<NodeImage>,
     context: Arc<Context>,
 ) -> Result<Action, PullerError> {
+    let api: Api<NodeImage> = Api::all(context.client.clone());
     let tasks = node_pulls::pending(&node_image);
     for task in tasks {
         let started = node_pulls::pulling(&task, now());
-        write_tag(&context, &task.name, started.clone()).await?;
+        if let Err(stale) = report(&api, &context.node, &task.name, &started).await? {
+            tracing::debug!(%stale, "not pulling: the watch cache was behind");
+            continue;
+        }
         let outcome = pull(&context, &task).await;
         match &outcome {
             Ok(image_id) => tracing::info!(image = %task.reference(), %image_id, "pulled"),
             Err(error) => tracing::warn!(image = %task.reference(), %error, "pull failed"),
         }
-        write_tag(
-            &context,
-            &task.name,
-            node_pulls::finished(&started, outcome, now()),
-        )
-        .await?;
+        let finished = node_pulls::finished(&started, outcome, now());
+        if let Err(stale) = report(&api, &context.node, &task.name, &finished).await? {
+            tracing::info!(%stale, "result not reported");
+        }
     }
     Ok(Action::await_change())
 }
@@ -192,49 +209,44 @@ async fn pull(context: &Context, task: &PullTask) -> Result<String, String> {
     ))
 }
 
-/// Writes one tag's status (replacing the entry of the same tag), with fresh counts; retries on conflicts.
-async fn write_tag(context: &Context, name: &str, tag: ImageTagStatus) -> Result<(), PullerError> {
-    let api: Api<NodeImage> = Api::all(context.client.clone());
+/// Writes `tag`, the status of one tag of image `name`, into the status of NodeImage `node`: read, merged
+/// by [`node_pulls::merge_report`], written with the `resourceVersion` it was read at; on a conflict read
+/// and merge again, up to [`REPORT_ATTEMPTS`] times. `Ok(Err(_))` when the NodeImage as read shows the
+/// report is stale (nothing written).
+///
+/// # Errors
+/// [`PullerError`] when the API server cannot be read or written, or every write conflicted.
+pub async fn report(
+    api: &Api<NodeImage>,
+    node: &str,
+    name: &str,
+    tag: &ImageTagStatus,
+) -> Result<Result<(), StaleReport>, PullerError> {
     let kube_error = |source| PullerError::Kube {
-        node: context.node.clone(),
+        node: node.to_owned(),
         source,
     };
-    for _ in 0..5 {
-        let current = api.get(&context.node).await.map_err(kube_error)?;
-        let mut status = current.status.clone().unwrap_or_default();
-        let entry = status.image_statuses.entry(name.to_owned()).or_default();
-        match entry
-            .tags
-            .iter_mut()
-            .find(|existing| existing.tag == tag.tag)
-        {
-            Some(existing) => *existing = tag.clone(),
-            None => entry.tags.push(tag.clone()),
-        }
-        entry.tags.sort_by(|a, b| a.tag.cmp(&b.tag));
-        let desired: usize = current
-            .spec
-            .images
-            .values()
-            .map(|image| image.tags.len())
-            .sum();
-        count(&mut status, desired);
+    for _ in 0..REPORT_ATTEMPTS {
+        let current = api.get(node).await.map_err(kube_error)?;
+        let status = match node_pulls::merge_report(&current, name, tag) {
+            Ok(status) => status,
+            Err(stale) => return Ok(Err(stale)),
+        };
         let patch = json!({
             "metadata": {"resourceVersion": current.resource_version()},
             "status": status,
         });
         match api
-            .patch_status(
-                &context.node,
-                &PatchParams::default(),
-                &Patch::Merge(&patch),
-            )
+            .patch_status(node, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(_) => return Ok(()),
+            Ok(_) => return Ok(Ok(())),
             Err(kube::Error::Api(status)) if status.code == 409 => {}
             Err(source) => return Err(kube_error(source)),
         }
     }
-    Ok(())
+    Err(PullerError::Conflicts {
+        node: node.to_owned(),
+        attempts: REPORT_ATTEMPTS,
+    })
 }

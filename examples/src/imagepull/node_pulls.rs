@@ -1,11 +1,16 @@
-//! kruise-daemon's NodeImage decisions (spec 3f), pure: which tags of its NodeImage still need a pull, the
-//! credentials of a pull secret for an image's registry, the backoff between attempts, and the tag status
-//! to report.
+//! kruise-daemon's NodeImage decisions, pure: which tags of its NodeImage still need a pull, the
+//! credentials of a pull secret for an image's registry, the backoff between attempts, the tag status to
+//! report, and whether a report still applies to the NodeImage as it is now ([`merge_report`]).
 //!
 //! A tag needs a pull when the status has no entry for it with the spec's `version` that is `Succeeded` or
 //! `Failed` (a new `version` is a new round). Each pull attempt is bounded by the tag's `timeoutSeconds`
 //! (600 by default); a failed attempt is retried up to `backoffLimit` times (3 by default), waiting 1 s,
 //! 2 s, 4 s ... (at most 60 s) in between.
+//!
+//! The daemon decides what to pull from its watch cache, which lags behind its own writes: right after it
+//! reported a tag `Succeeded`, the cache may still show the `Pulling` it wrote before. A report is therefore
+//! merged into the NodeImage the API server returns now, and refused when that copy shows the decision was
+//! stale ([`StaleReport`]); the write carries that copy's `resourceVersion`.
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::NodeImage;
@@ -26,10 +31,12 @@ use std::time::Duration;
 use base64::Engine;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::{
-    ImagePullPhase, ImagePullPolicy, ImageTagStatus, NodeImage, ReferenceObject, SandboxConfig,
+    ImagePullPhase, ImagePullPolicy, ImageTagStatus, NodeImage, NodeImageStatus, ReferenceObject,
+    SandboxConfig,
 };
 use serde_json::Value;
 
+use super::node_image::count;
 use super::reference::{join, registry};
 
 /// The default bound of one pull attempt.
@@ -239,6 +246,93 @@ pub fn finished(
     }
 }
 
+/// Why a tag report is not written: the NodeImage as it is now shows the report answers a question no one
+/// asks any more.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StaleReport {
+    /// The spec no longer asks for this tag at this version (the tag was dropped, or a new round began).
+    #[error("{image}: the spec no longer asks for version {version}")]
+    NotAsked {
+        /// `name:tag`.
+        image: String,
+        /// The version the report answers.
+        version: i64,
+    },
+    /// A `Pulling` report for a pull that has already finished: the decision to pull was made on a copy
+    /// older than the finished report.
+    #[error("{image}: version {version} has already finished ({phase:?})")]
+    AlreadyFinished {
+        /// `name:tag`.
+        image: String,
+        /// The version the report answers.
+        version: i64,
+        /// The phase the NodeImage holds.
+        phase: ImagePullPhase,
+    },
+}
+
+fn finished_phase(phase: &ImagePullPhase) -> bool {
+    matches!(phase, ImagePullPhase::Succeeded | ImagePullPhase::Failed)
+}
+
+/// The status of `current` (the NodeImage as the API server returned it just now) with `report` (the
+/// daemon's status of one tag of image `name`) in place of that tag's entry, the tags in order and the
+/// counts recomputed.
+///
+/// A report is refused when `current`'s spec no longer asks for the tag at the report's version, or when it
+/// says `Pulling` while `current` already holds a finished (`Succeeded` / `Failed`) status of that version.
+/// A finished report replaces whatever `current` holds for its version (the daemon knows better than a
+/// "node did not answer" written by kruise-manager).
+///
+/// # Errors
+/// [`StaleReport`] when the report must not be written.
+pub fn merge_report(
+    current: &NodeImage,
+    name: &str,
+    report: &ImageTagStatus,
+) -> Result<NodeImageStatus, StaleReport> {
+    let asked = current
+        .spec
+        .images
+        .get(name)
+        .and_then(|image| image.tags.iter().find(|tag| tag.tag == report.tag))
+        .is_some_and(|tag| tag.version == report.version);
+    if !asked {
+        return Err(StaleReport::NotAsked {
+            image: join(name, &report.tag),
+            version: report.version,
+        });
+    }
+    let mut status = current.status.clone().unwrap_or_default();
+    let entry = status.image_statuses.entry(name.to_owned()).or_default();
+    let existing = entry.tags.iter_mut().find(|tag| tag.tag == report.tag);
+    match existing {
+        Some(existing)
+            if existing.version == report.version
+                && finished_phase(&existing.phase)
+                && !finished_phase(&report.phase) =>
+        {
+            return Err(StaleReport::AlreadyFinished {
+                image: join(name, &report.tag),
+                version: report.version,
+                phase: existing.phase.clone(),
+            });
+        }
+        Some(existing) => *existing = report.clone(),
+        None => entry.tags.push(report.clone()),
+    }
+    entry.tags.sort_by(|a, b| a.tag.cmp(&b.tag));
+    let desired: usize = current
+        .spec
+        .images
+        .values()
+        .map(|image| image.tags.len())
+        .sum();
+    count(&mut status, desired);
+    Ok(status)
+}
+
 #[cfg(test)]
 #[allow(clippy::needless_pass_by_value, clippy::type_complexity)] // table helpers take owned JSON values
 mod tests {
@@ -355,5 +449,114 @@ mod tests {
             (failed.phase, failed.message.as_str()),
             (ImagePullPhase::Failed, "401 Unauthorized")
         );
+    }
+
+    fn report(tag: &str, phase: ImagePullPhase, version: i64) -> ImageTagStatus {
+        ImageTagStatus {
+            tag: tag.into(),
+            phase,
+            version,
+            ..ImageTagStatus::default()
+        }
+    }
+
+    #[test]
+    fn a_pulling_report_made_from_a_stale_copy_does_not_undo_a_finished_pull() {
+        // The daemon's cache still shows its own `Pulling`, the API server already has `Succeeded`.
+        let stale = node_image(json!({"imageStatuses": {"127.0.0.1:5000/app": {"tags": [
+            {"tag": "v2", "phase": "Pulling", "version": 2}]}}}));
+        let current = node_image(json!({"imageStatuses": {"127.0.0.1:5000/app": {"tags": [
+            {"tag": "v2", "phase": "Succeeded", "progress": 100, "version": 2, "imageID": "sha256:abc"}]}}}));
+        let task = pending(&stale)
+            .into_iter()
+            .find(|task| task.tag == "v2")
+            .unwrap();
+        let now = Time("2024-05-01T10:00:00Z".parse().unwrap());
+        let refused = merge_report(&current, &task.name, &pulling(&task, now.clone()));
+        assert!(
+            matches!(
+                refused,
+                Err(StaleReport::AlreadyFinished { version: 2, .. })
+            ),
+            "{refused:?}"
+        );
+        let failed = node_image(json!({"imageStatuses": {"127.0.0.1:5000/app": {"tags": [
+            {"tag": "v2", "phase": "Failed", "version": 2}]}}}));
+        assert!(merge_report(&failed, &task.name, &pulling(&task, now)).is_err());
+    }
+
+    #[test]
+    fn reports_merge_into_the_current_status() {
+        let name = "127.0.0.1:5000/app";
+        let current = node_image(json!({"imageStatuses": {name: {"tags": [
+            {"tag": "v1", "phase": "Succeeded", "version": 0},
+            {"tag": "v2", "phase": "Pulling", "version": 2}]}}}));
+        let status =
+            merge_report(&current, name, &report("v2", ImagePullPhase::Succeeded, 2)).unwrap();
+        let tags = &status.image_statuses[name].tags;
+        assert_eq!(
+            tags.iter()
+                .map(|t| (t.tag.as_str(), t.phase.clone()))
+                .collect::<Vec<_>>(),
+            [
+                ("v1", ImagePullPhase::Succeeded),
+                ("v2", ImagePullPhase::Succeeded)
+            ]
+        );
+        assert_eq!(
+            (
+                status.desired,
+                status.succeeded,
+                status.pulling,
+                status.waiting
+            ),
+            (2, 2, 0, 0)
+        );
+
+        // An interrupted pull of the same version starts again; an older version's result is replaced.
+        assert!(merge_report(&current, name, &report("v2", ImagePullPhase::Pulling, 2)).is_ok());
+        let older = node_image(json!({"imageStatuses": {name: {"tags": [
+            {"tag": "v2", "phase": "Succeeded", "version": 1}]}}}));
+        let restarted =
+            merge_report(&older, name, &report("v2", ImagePullPhase::Pulling, 2)).unwrap();
+        assert_eq!(restarted.image_statuses[name].tags[0].version, 2);
+        assert_eq!((restarted.pulling, restarted.waiting), (1, 1));
+
+        // The daemon's result replaces kruise-manager's "node did not answer".
+        let timed_out = node_image(json!({"imageStatuses": {name: {"tags": [
+            {"tag": "v2", "phase": "Failed", "version": 2, "message": "node has not responded for a long time"}]}}}));
+        let answered = merge_report(
+            &timed_out,
+            name,
+            &report("v2", ImagePullPhase::Succeeded, 2),
+        )
+        .unwrap();
+        assert_eq!(
+            answered.image_statuses[name].tags[0].phase,
+            ImagePullPhase::Succeeded
+        );
+        assert!(answered.image_statuses[name].tags[0].message.is_empty());
+    }
+
+    #[test]
+    fn reports_for_versions_the_spec_no_longer_asks_for_are_refused() {
+        let current = node_image(json!({}));
+        for (tag, version) in [("v2", 1), ("v2", 3), ("v9", 0)] {
+            let refused = merge_report(
+                &current,
+                "127.0.0.1:5000/app",
+                &report(tag, ImagePullPhase::Succeeded, version),
+            );
+            assert!(
+                matches!(refused, Err(StaleReport::NotAsked { .. })),
+                "{tag}@{version}: {refused:?}"
+            );
+        }
+        let other_image = merge_report(
+            &current,
+            "127.0.0.1:5000/other",
+            &report("v2", ImagePullPhase::Succeeded, 2),
+        );
+        assert!(matches!(other_image, Err(StaleReport::NotAsked { .. })));
     }
 }

@@ -30,10 +30,7 @@ pub async fn daemon_recreates_containers(cluster: &Cluster) -> Result<()> {
     let result = scenarios(&cluster.client).await;
     let rss = agents.daemon_rss_kib();
     eprintln!("    kruise-daemon RSS after the CRR scenarios: {rss:?} KiB");
-    let logs = agents.logs();
-    let stopped = agents.stop().await;
-    result.with_context(|| logs)?;
-    stopped
+    agents.finish(result).await
 }
 
 async fn scenarios(client: &Client) -> Result<()> {

@@ -1,15 +1,20 @@
 //! ImagePullJobs on real containerd: kruise-manager creates a NodeImage per node and hands the job's tag to
 //! at most `parallelism` nodes at a time; each node's kruise-daemon pulls it from a local registry through
 //! the CRI ImageService (with the credentials of the job's pull secret for the registry with basic auth)
-//! and reports the tag's status; the job reports its progress and completes.
+//! and reports the tag's status; the job reports its progress and completes. A report the daemon decided on
+//! a stale copy of its NodeImage is refused instead of undoing a finished pull.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, ensure};
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullPhase, NodeImage};
 use kruise_examples::cri::CriClient;
+use kruise_examples::daemon::image_puller;
+use kruise_examples::imagepull::node_pulls::{self, StaleReport};
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::json;
@@ -27,10 +32,7 @@ pub async fn daemon_pulls_images(cluster: &Cluster) -> Result<()> {
     let result = scenario(&cluster.client, &agents).await;
     let rss = agents.daemon_rss_kib();
     eprintln!("    kruise-daemon RSS after the pulls: {rss:?} KiB");
-    let logs = agents.logs();
-    let stopped = agents.stop().await;
-    result.with_context(|| logs)?;
-    stopped
+    agents.finish(result).await
 }
 
 async fn scenario(client: &Client, agents: &NodeAgents) -> Result<()> {
@@ -127,7 +129,47 @@ async fn scenario(client: &Client, agents: &NodeAgents) -> Result<()> {
         );
     }
     eprintln!("    ImagePullJob progress messages seen: {messages:?}");
+    stale_reports_are_refused(&node_images, agents).await?;
     private_image_with_a_pull_secret(client, agents, &runtimes).await
+}
+
+/// The daemon decides what to pull from its watch cache, which can lag behind its own last write. A pass
+/// decided on a copy that still shows `Pulling` must neither undo the finished pull on the API server nor
+/// pull again: its `Pulling` report is refused, and nothing is written.
+async fn stale_reports_are_refused(
+    node_images: &Api<NodeImage>,
+    agents: &NodeAgents,
+) -> Result<()> {
+    let name = format!("{}/kruise-test/busybox", agents.runtime.registry);
+    for node in &agents.nodes {
+        let finished = node_images.get(node).await?;
+        let mut stale = finished.clone();
+        let tag = stale
+            .status
+            .as_mut()
+            .and_then(|status| status.image_statuses.get_mut(&name))
+            .and_then(|image| image.tags.iter_mut().find(|tag| tag.tag == "v2"))
+            .with_context(|| format!("no v2 status on {node}"))?;
+        tag.phase = ImagePullPhase::Pulling;
+        tag.progress = 0;
+        let task = node_pulls::pending(&stale)
+            .into_iter()
+            .find(|task| task.name == name && task.tag == "v2")
+            .with_context(|| format!("{node}: a Pulling status must read as pending"))?;
+        let started = node_pulls::pulling(&task, Time(Timestamp::now()));
+        let outcome = image_puller::report(node_images, node, &task.name, &started).await?;
+        ensure!(
+            matches!(outcome, Err(StaleReport::AlreadyFinished { .. })),
+            "{node}: a Pulling report from a stale copy was not refused: {outcome:?}"
+        );
+        let after = node_images.get(node).await?;
+        ensure!(
+            after.metadata.resource_version == finished.metadata.resource_version,
+            "{node}: the refused report changed the NodeImage: {:?}",
+            after.status
+        );
+    }
+    Ok(())
 }
 
 async fn private_image_with_a_pull_secret(

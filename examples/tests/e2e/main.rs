@@ -213,7 +213,11 @@ async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
             }
         }
     }
-    cluster.teardown();
+    if failed.is_empty() {
+        cluster.teardown();
+    } else {
+        cluster.teardown_keeping_logs();
+    }
     let total = started.elapsed().as_secs_f64();
     if failed.is_empty() {
         eprintln!("e2e: {} scenarios passed in {total:.1}s", selected.len());

@@ -37,6 +37,8 @@ fn script() -> PathBuf {
 /// Running containerd instances and their registries.
 pub struct Runtime {
     dir: PathBuf,
+    /// Where the registry and containerd logs are copied when the runtime stops after a failure.
+    keep_logs_in: PathBuf,
     /// `(node, endpoint)`, one per node.
     pub endpoints: Vec<(String, String)>,
     /// `127.0.0.1:PORT` of the plain registry (`kruise-test/busybox:v1`, `:v2`).
@@ -50,7 +52,12 @@ pub struct Runtime {
 impl Runtime {
     /// Installs (cached) and starts one containerd per node; `Ok(Err(reason))` when containerd cannot run
     /// here (the scenario then skips with that reason).
-    pub fn start(name: &str, nodes: &[String]) -> Result<std::result::Result<Self, String>> {
+    /// A failed run copies the registry and containerd logs into `keep_logs_in` before they go.
+    pub fn start(
+        name: &str,
+        nodes: &[String],
+        keep_logs_in: PathBuf,
+    ) -> Result<std::result::Result<Self, String>> {
         let dir =
             std::env::temp_dir().join(format!("kruise-rs-e2e-cri-{name}-{}", std::process::id()));
         for (step, args) in [
@@ -76,6 +83,7 @@ impl Runtime {
         }
         let mut runtime = Self {
             dir,
+            keep_logs_in,
             endpoints: Vec::new(),
             registry: String::new(),
             auth_registry: String::new(),
@@ -113,24 +121,64 @@ impl Runtime {
         Ok(Ok(runtime))
     }
 
-    /// Stops everything it started (idempotent).
-    pub fn stop(&mut self) {
+    /// Stops everything it started and removes its files (idempotent). With `keep_logs`, the registry and
+    /// containerd logs are first copied into the directory given to [`Self::start`]; their new paths are
+    /// returned.
+    pub fn stop(&mut self, keep_logs: bool) -> Vec<PathBuf> {
         if self.endpoints.is_empty() {
-            return;
+            return Vec::new();
         }
         self.endpoints.clear();
+        let kept = if keep_logs {
+            self.copy_logs()
+        } else {
+            Vec::new()
+        };
         let _ = std::process::Command::new(script())
             .arg("stop")
             .env("KRUISE_CRI_DIR", &self.dir)
             .stdin(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        kept
+    }
+
+    /// Copies `registry.log`, `registry-auth.log` and each node's `containerd.log` (as `containerd-NODE.log`).
+    fn copy_logs(&self) -> Vec<PathBuf> {
+        let mut sources: Vec<(PathBuf, String)> = ["registry.log", "registry-auth.log"]
+            .iter()
+            .map(|name| (self.dir.join(name), (*name).to_owned()))
+            .collect();
+        if let Ok(nodes) = std::fs::read_dir(self.dir.join("nodes")) {
+            for node in nodes.flatten() {
+                let name = node.file_name().to_string_lossy().into_owned();
+                sources.push((
+                    node.path().join("containerd.log"),
+                    format!("containerd-{name}.log"),
+                ));
+            }
+        }
+        if std::fs::create_dir_all(&self.keep_logs_in).is_err() {
+            return Vec::new();
+        }
+        sources
+            .into_iter()
+            .filter_map(|(source, name)| {
+                let target = self.keep_logs_in.join(name);
+                std::fs::copy(&source, &target).ok().map(|_| target)
+            })
+            .collect()
     }
 }
 
 impl Drop for Runtime {
+    /// A runtime dropped before [`Runtime::stop`] belongs to a scenario that did not finish (it timed out or
+    /// failed while starting): its logs are kept.
     fn drop(&mut self) {
-        self.stop();
+        let kept = self.stop(true);
+        if !kept.is_empty() {
+            eprintln!("    runtime logs kept in {}", self.keep_logs_in.display());
+        }
     }
 }
 
@@ -164,7 +212,8 @@ impl NodeAgents {
         let names: Vec<String> = (0..nodes)
             .map(|index| format!("{prefix}-{index}"))
             .collect();
-        let runtime = match Runtime::start(prefix, &names)? {
+        let keep_logs_in = cluster.log_dir.join(format!("runtime-{prefix}"));
+        let runtime = match Runtime::start(prefix, &names, keep_logs_in)? {
             Ok(runtime) => runtime,
             Err(reason) => {
                 eprintln!("    SKIPPED: containerd cannot run on this machine: {reason}");
@@ -294,9 +343,14 @@ impl NodeAgents {
             .collect()
     }
 
-    /// Stops the daemons, the manager (gracefully: it removes its webhook configuration), the simulator
-    /// (which deletes its nodes) and the runtime.
-    pub async fn stop(mut self) -> Result<()> {
+    /// Ends the scenario whose `result` is given: stops the daemons, the manager (gracefully: it removes
+    /// its webhook configuration), the simulator (which deletes its nodes) and the runtime. When the scenario
+    /// failed, the error also carries the tails of the manager's and the daemons' logs and the paths of every
+    /// log kept for it (manager, daemons, registries, containerd), which stay in the run directory, are
+    /// printed, and the error names that directory.
+    pub async fn finish(mut self, result: Result<()>) -> Result<()> {
+        let failed = result.is_err();
+        let tails = if failed { self.logs() } else { String::new() };
         for (daemon, _) in &mut self.daemons {
             let _ = daemon.terminate(Duration::from_secs(10)).await;
         }
@@ -305,7 +359,21 @@ impl NodeAgents {
             stop.trigger();
             let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
         }
-        self.runtime.stop();
-        stopped.map(drop)
+        let mut kept: Vec<PathBuf> = self.runtime.stop(failed);
+        match result {
+            Ok(()) => stopped.map(drop),
+            Err(error) => {
+                kept.push(self.manager.log.clone());
+                kept.extend(self.daemons.iter().map(|(daemon, _)| daemon.log.clone()));
+                kept.sort();
+                eprintln!("{tails}");
+                eprintln!("    logs kept for this scenario:");
+                for path in &kept {
+                    eprintln!("      {}", path.display());
+                }
+                let dir = self.manager.log.parent().unwrap_or(&self.manager.log);
+                Err(error.context(format!("logs kept in {}", dir.display())))
+            }
+        }
     }
 }

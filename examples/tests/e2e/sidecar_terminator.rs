@@ -24,10 +24,7 @@ pub async fn job_with_sidecar_completes(cluster: &Cluster) -> Result<()> {
         return Ok(());
     };
     let result = scenario(&cluster.client).await;
-    let logs = agents.logs();
-    let stopped = agents.stop().await;
-    result.with_context(|| logs)?;
-    stopped
+    agents.finish(result).await
 }
 
 async fn scenario(client: &Client) -> Result<()> {

@@ -92,12 +92,40 @@ impl Cluster {
         Ok(Ok(cluster))
     }
 
-    /// Stops a private control plane (idempotent).
+    /// Stops a private control plane and removes its run directory (idempotent).
     pub fn teardown(&mut self) {
+        self.stop(false);
+    }
+
+    /// Stops a private control plane but keeps every log of the run (the control plane's, and those of
+    /// the processes the scenarios started, in [`Self::log_dir`]) in its run directory, and prints their
+    /// paths: what a failed run leaves to look at.
+    pub fn teardown_keeping_logs(&mut self) {
+        let run_dir = self.run_dir.clone();
+        self.stop(true);
+        let dirs = [Some(self.log_dir.clone()), run_dir];
+        let mut logs: Vec<PathBuf> = dirs
+            .iter()
+            .flatten()
+            .flat_map(|dir| log_files(dir))
+            .collect();
+        logs.sort();
+        logs.dedup();
+        if logs.is_empty() {
+            return;
+        }
+        eprintln!("e2e: the logs of this run are kept:");
+        for log in logs {
+            eprintln!("    {}", log.display());
+        }
+    }
+
+    fn stop(&mut self, keep_logs: bool) {
         if let Some(run_dir) = self.run_dir.take() {
             let status = std::process::Command::new(script())
                 .arg("stop")
                 .env("KRUISE_CP_DIR", &run_dir)
+                .env("KRUISE_CP_KEEP_LOGS", if keep_logs { "1" } else { "" })
                 .stdin(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
@@ -125,6 +153,27 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.teardown();
     }
+}
+
+/// The `*.log` files in `dir` and its subdirectories.
+pub fn log_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|extension| extension == "log") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 /// Stops the private control plane in `run_dir` (used from the Ctrl-C handler).
