@@ -14,7 +14,7 @@
 //!   stale stash never undoes a later v1beta1 edit.
 //!
 //! v1beta1 → v1alpha1 follows upstream and drops what v1alpha1 cannot hold (for example a v1beta1-only
-//! field); README lists those fields.
+//! field); `docs/api.md` lists those fields.
 //!
 //! ```
 //! use kruise_api::apps::{v1alpha1, v1beta1};
