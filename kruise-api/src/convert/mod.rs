@@ -1,6 +1,7 @@
 //! Conversions between `v1alpha1` and `v1beta1`, the hub (as upstream v1.9).
 //!
-//! Each kind with two versions implements [`HubConversion`] with upstream's field mapping (spec 1.4): fields
+//! Each kind with two versions implements [`HubConversion`] with upstream's field mapping (the
+//! `apis/apps/v1alpha1/*_conversion.go` files): fields
 //! that move between annotations or labels and spec, renamed fields, the CloneSet update-strategy split, and
 //! so on. The `From` impls between the two versions wrap that mapping so that **v1alpha1 → v1beta1 →
 //! v1alpha1 gives back exactly the object you started with, for any value**:
