@@ -1,4 +1,5 @@
-//! What the ContainerRecreateRequest mutating webhook decides (spec 2.3, 3f), pure: the request and the pod
+//! What the ContainerRecreateRequest mutating webhook decides (upstream
+//! `pkg/webhook/containerrecreaterequest`), pure: the request and the pod
 //! (and its node's labels) in, the defaulted request or a rejection out. The HTTP side is
 //! [`super::admission`].
 //!
