@@ -1,10 +1,9 @@
 //! Conversions between `v1alpha1` and `v1beta1`, the hub (as upstream v1.9).
 //!
 //! Each kind with two versions implements [`HubConversion`] with upstream's field mapping (the
-//! `apis/apps/v1alpha1/*_conversion.go` files): fields
-//! that move between annotations or labels and spec, renamed fields, the CloneSet update-strategy split, and
-//! so on. The `From` impls between the two versions wrap that mapping so that **v1alpha1 → v1beta1 →
-//! v1alpha1 gives back exactly the object you started with, for any value**:
+//! `apis/apps/v1alpha1/*_conversion.go` files): fields that move between annotations or labels and spec, renamed
+//! fields, the CloneSet update-strategy split, and so on. The `From` impls between the two versions wrap that
+//! mapping so that **v1alpha1 → v1beta1 → v1alpha1 gives back exactly the object you started with, for any value**:
 //!
 //! * when the v1beta1 shape can represent the v1alpha1 object, the mapping alone is used and the v1beta1
 //!   object carries nothing extra;
