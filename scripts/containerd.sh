@@ -20,8 +20,8 @@
 #   KRUISE_CRI_DIR    run directory: configs, logs, PIDs, image stores (default $KRUISE_RS_CACHE/run/cri-default);
 #                     runs with different directories do not touch each other (sockets, ports, processes)
 #
-# Facts this follows: ../shared/notes/containerd-cri.md (restrict_oom_score_adj = true is required on machines whose
-# root lacks CAP_SYS_RESOURCE; host-network sandboxes need no CNI; containerd 1.6 serves plain HTTP to 127.0.0.1).
+# How it works (details in docs/containerd.md): restrict_oom_score_adj = true is required on machines whose root
+# lacks CAP_SYS_RESOURCE; host-network sandboxes need no CNI; containerd 1.6 pulls over plain HTTP from 127.0.0.1.
 # Exit codes: 0 ok, 1 failure (one line naming the log), 3 unavailable here (not root, no apt-get, the packages
 # cannot be installed, or containers cannot run on this kernel); the e2e tests skip on 3.
 set -euo pipefail

@@ -16,8 +16,9 @@
 #                     use a different one to run two control planes side by side
 #   KRUISE_CP_NO_CONTROLLER_MANAGER=1   start without kube-controller-manager
 #
-# Facts this follows: ../shared/notes/local-control-plane.md (Debian's kubernetes source package, the
-# reflect2/json-iterator replacement, TLS + static token because v1.20 refuses a plain HTTP port).
+# How it works (details in docs/local-control-plane.md): the binaries are built from Debian's kubernetes source
+# package with two fixes for Go 1.19 (Debian's reflect2/json-iterator; go-openapi's zero-value check), and the
+# API server uses TLS with a static token because v1.20 refuses a plain HTTP port.
 # Exit codes: 0 ok, 1 failure (one line on stderr naming the log), 3 unavailable here (not installed, or
 # install impossible: no apt-get, no network, not root); the e2e tests skip on 3.
 set -euo pipefail

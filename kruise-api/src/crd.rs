@@ -1,6 +1,6 @@
-//! CustomResourceDefinitions for every kind, as upstream ships them (spec 1.1): both versions served with
-//! v1beta1 stored, printer columns, short names, scope, status and scale subresources, schemaless pod and
-//! volume claim templates, and a conversion strategy of your choice.
+//! CustomResourceDefinitions for every kind, as upstream ships them (`config/crd/bases/*.yaml`): both versions
+//! served with v1beta1 stored, printer columns, short names, scope, status and scale subresources, schemaless pod
+//! and volume claim templates, and a conversion strategy of your choice.
 //!
 //! ```
 //! use kruise_api::crd::{CrdOptions, all};

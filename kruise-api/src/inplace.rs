@@ -1,5 +1,5 @@
 //! In-place update types shared by the workloads and the JSON values of the in-place annotations
-//! (spec 1.2, 2.1).
+//! (upstream `apis/apps/pub/inplace_update.go`).
 
 use std::collections::BTreeMap;
 

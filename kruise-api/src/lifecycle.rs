@@ -1,4 +1,5 @@
-//! Pod lifecycle hooks shared by CloneSet, Advanced StatefulSet and Advanced DaemonSet (spec 1.2, 3d).
+//! Pod lifecycle hooks shared by CloneSet, Advanced StatefulSet and Advanced DaemonSet (upstream
+//! `apis/apps/pub/lifecycle.go`; driven by `pkg/util/lifecycle/lifecycle_utils.go`).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
-//! Small facts about pods that every controller needs (spec 3.0): active, ready, available,
-//! lifecycle-aware availability and revision matching.
+//! Small facts about pods that every controller needs (upstream `pkg/util` pod helpers such as `IsPodReady`,
+//! `IsPodAvailable`): active, ready, available, lifecycle-aware availability and revision matching.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::{Pod, PodCondition, PodStatus};

@@ -1,4 +1,5 @@
-//! The scatter strategy that spreads updates of pods sharing a label across batches (spec 1.2, 3b).
+//! The scatter strategy that spreads updates of pods sharing a label across batches (upstream
+//! `apis/apps/v1alpha1/scatter_strategy.go`; applied by `pkg/util/updatesort/scatter_sort.go`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,5 @@
-//! The priority strategy for the order in which pods are updated (spec 1.2, 3b).
+//! The priority strategy for the order in which pods are updated (upstream `apis/apps/pub/update_priority.go`;
+//! applied by `pkg/util/updatesort/priority_sort.go`).
 
 use std::collections::BTreeMap;
 

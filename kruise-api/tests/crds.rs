@@ -1,4 +1,5 @@
-//! The generated CRDs: one per kind with the names, scope, versions and subresources of spec 1.1, and
+//! The generated CRDs: one per kind with the names, scope, versions and subresources of upstream's
+//! `config/crd/bases/*.yaml`, and
 //! schemas a Kubernetes 1.20 API server accepts as structural.
 
 #![allow(
@@ -12,7 +13,7 @@ mod support;
 
 use kruise_api::crd::{ConversionStrategy, CrdOptions, VersionSelection, all};
 
-/// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind of spec 1.1.
+/// (plural, group, scope, short names, versions at HEAD, status, scale) for every kind upstream ships.
 #[allow(clippy::type_complexity)]
 #[rustfmt::skip]
 const TABLE: &[(&str, &str, &str, &[&str], &[&str], bool, bool)] = &[

@@ -1,4 +1,5 @@
-//! Container launch priority (spec 2.1): which containers an in-place update patches first.
+//! Container launch priority (upstream `apis/apps/pub/launch_priority.go`): which containers an in-place update
+//! patches first.
 //!
 //! The pod webhook injects a `KRUISE_CONTAINER_BARRIER` env var into every container of a pod that asks for
 //! ordered launch, with `valueFrom.configMapKeyRef` = `{name: "<pod>-barrier", key: "p_<priority>"}`:

@@ -1,4 +1,5 @@
-//! In-place update of pods, as OpenKruise does it (spec 3a and the revision rules of 3.0), without I/O.
+//! In-place update of pods, as OpenKruise does it (upstream `pkg/util/inplaceupdate` and the revision
+//! naming of `controller/history`), without I/O.
 //!
 //! * [`calculate()`] / [`calculate_templates`]: can a pod move from one revision (or pod template) to another in
 //!   place, and what changes — an [`UpdateSpec`] — or why it must be recreated ([`Recreate`]).

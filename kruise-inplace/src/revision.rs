@@ -1,5 +1,5 @@
 //! ControllerRevisions of CloneSet and Advanced StatefulSet: their data and names (Kubernetes
-//! `controller/history`, spec 3.0).
+//! `controller/history`).
 //!
 //! The data is `{"spec":{"template":{<pod template>,"$patch":"replace"}}}` exactly as Go writes it: the
 //! template with Go's field rules ([`crate::go_types`]), every key sorted, Go escaping ([`crate::go_json`]).

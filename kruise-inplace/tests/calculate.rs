@@ -1,4 +1,4 @@
-//! Table tests of `calculate` (spec 3a "Calculating the update spec"), starting with upstream's own cases.
+//! Table tests of `calculate` (upstream `defaultCalculateInPlaceUpdateSpec`), starting with upstream's own cases.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,5 +1,5 @@
-//! Table tests of the completion check (spec 3a "Completion"), from upstream's TestCheckInPlaceUpdateCompleted
-//! plus the hash, env-from-metadata, vertical-scaling and `:latest` rules.
+//! Table tests of the completion check (upstream `DefaultCheckInPlaceUpdateCompleted`), from upstream's
+//! TestCheckInPlaceUpdateCompleted plus the hash, env-from-metadata, vertical-scaling and `:latest` rules.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

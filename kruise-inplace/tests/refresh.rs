@@ -1,4 +1,5 @@
-//! Table tests of `refresh` (spec 3a "Refresh"), from upstream's TestRefresh and the grace-period rules.
+//! Table tests of `refresh` (upstream `Refresh` in `pkg/util/inplaceupdate`), from upstream's TestRefresh and the
+//! grace-period rules.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

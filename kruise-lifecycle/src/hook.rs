@@ -1,4 +1,4 @@
-//! Whether a lifecycle hook holds a pod (spec 3d).
+//! Whether a lifecycle hook holds a pod (upstream `pkg/util/lifecycle/lifecycle_utils.go`).
 //!
 //! A hook is a set of labels (`labelsHandler`) and finalizers (`finalizersHandler`) that a user's operator
 //! puts on a pod and later takes off. Two readings exist, and the state machine uses both:

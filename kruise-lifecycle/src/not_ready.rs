@@ -1,4 +1,5 @@
-//! Holding a pod not-ready through the multi-writer `KruisePodReady` condition (spec 2.1, 3d).
+//! Holding a pod not-ready through the multi-writer `KruisePodReady` condition (upstream
+//! `pkg/util/podreadiness`, `apis/apps/pub/pod_readiness_gate.go`).
 //!
 //! Pods created by Kruise workloads carry the `KruisePodReady` readiness gate. Several writers can hold such a
 //! pod not-ready at the same time; each adds its own `{userAgent, key}` entry to the condition's message (a

@@ -1,4 +1,5 @@
-//! Recomputing the pod's `Ready` condition from its readiness gates (spec 3a step 2, "Ready recomputed").
+//! Recomputing the pod's `Ready` condition from its readiness gates (as upstream's in-place update does after it
+//! changes a readiness-gate condition).
 //!
 //! Kubelet sets `Ready` from `ContainersReady` and the readiness-gate conditions, but only on its next status
 //! sync. A controller that flips a gate condition recomputes `Ready` in the same write so that the pod leaves

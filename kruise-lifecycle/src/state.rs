@@ -1,5 +1,5 @@
 //! The lifecycle state of a pod: the `lifecycle.apps.kruise.io/state` label, and the
-//! `lifecycle.apps.kruise.io/timestamp` annotation written with every change (spec 2.1, 3d).
+//! `lifecycle.apps.kruise.io/timestamp` annotation written with every change (upstream `apis/apps/pub/lifecycle.go`).
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;

@@ -1,4 +1,5 @@
-//! The two time formats the lifecycle machinery writes (spec 2.1, pitfall 17).
+//! The two time formats the lifecycle machinery writes (upstream `apis/apps/pub/lifecycle.go` and
+//! `metav1.Time`).
 //!
 //! * The `lifecycle.apps.kruise.io/timestamp` annotation is Go's `time.Now().Format(time.RFC3339)` in the
 //!   controller's **local** time zone: whole seconds, the offset as `+08:00`, and `Z` when the offset is zero.

@@ -1,4 +1,5 @@
-//! The lifecycle state machine of one workload's pods (spec 3d): one method per trigger.
+//! The lifecycle state machine of one workload's pods (upstream `pkg/util/lifecycle/lifecycle_utils.go` and each
+//! workload's `refreshPodState`): one method per trigger.
 //!
 //! | Trigger | Method | `CloneSet` | Advanced `StatefulSet` | Advanced `DaemonSet` |
 //! |---|---|---|---|---|

@@ -1,5 +1,6 @@
-//! Spec 3d, one row per transition edge and workload difference: the decision, the next state, the exact
-//! metadata written, and the not-ready entries and readiness afterwards.
+//! The lifecycle-hook transitions of upstream `pkg/util/lifecycle/lifecycle_utils.go`, one row per transition edge
+//! and workload difference: the decision, the next state, the exact metadata written, and the not-ready entries and
+//! readiness afterwards.
 
 // Test code: a panic is a failed test, and the tables index fixed arrays.
 #![allow(

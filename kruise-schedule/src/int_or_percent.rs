@@ -1,4 +1,4 @@
-//! The three IntOrString scalers of upstream (spec 3.0). They differ in which strings they accept, and the
+//! The three IntOrString scalers of upstream. They differ in which strings they accept, and the
 //! call sites differ in which one they use; all three use an integer as-is and scale a percentage of `total`
 //! in 64-bit floating point, rounding up or down.
 //!

@@ -1,4 +1,4 @@
-//! Upstream's `CalculatePartitionReplicas` (spec 3.0): how many pods a partition keeps at old revisions.
+//! Upstream's `CalculatePartitionReplicas` (`pkg/util/tools.go`): how many pods a partition keeps at old revisions.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 

@@ -1,5 +1,5 @@
-//! Cheap, allocation-free readings of a pod that the planners take once per pod: labels, readiness,
-//! availability and lifecycle state, with the exact rules of spec 3.0.
+//! Cheap, allocation-free readings of a pod that the planners take once per pod: labels, readiness, availability
+//! and lifecycle state, with the exact rules of upstream's `IsPodReady`, `IsPodAvailable` and revision matching.
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};

@@ -1,6 +1,6 @@
-//! AdvancedCronJob decisions, spec 3e steps 4-7: the missed run (no limit of 100) and the starting
-//! deadline, time zones, the concurrency policies, the child to create for each template kind, and the
-//! requeue time.
+//! AdvancedCronJob decisions (upstream `pkg/controller/advancedcronjob`), second half: the missed run (no limit of
+//! 100) and the starting deadline, time zones, the concurrency policies, the child to create for each template
+//! kind, and the requeue time.
 
 // Test code: a panic is a failed test.
 #![allow(

@@ -1,5 +1,5 @@
-//! AdvancedCronJob decisions, spec 3e steps 1-3: the status from the children, the template kind, history
-//! cleanup, `paused`, and an unparsable schedule.
+//! AdvancedCronJob decisions (upstream `pkg/controller/advancedcronjob`), first half: the status from the children,
+//! the template kind, history cleanup, `paused`, and an unparsable schedule.
 
 // Test code: a panic is a failed test.
 #![allow(

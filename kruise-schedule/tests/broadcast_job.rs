@@ -1,4 +1,4 @@
-//! BroadcastJob decisions (spec 3f), table by table.
+//! BroadcastJob decisions (upstream `pkg/controller/broadcastjob`), table by table.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

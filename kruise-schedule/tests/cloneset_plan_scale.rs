@@ -1,4 +1,4 @@
-//! The scale step of the CloneSet planner (spec 3b `Scale`): cancelling `PreparingDelete` on scale-up,
+//! The scale step of the CloneSet planner (upstream `Scale`): cancelling `PreparingDelete` on scale-up,
 //! slow-start creation with revisions and instance ids (reusing ids of claims left without a pod),
 //! specified deletion within `deleteReadyLimit`, `PreparingDelete` instead of deletion under a preDelete hook,
 //! and scale-down by the ranking, old revisions first. Scale and update never happen in one plan.

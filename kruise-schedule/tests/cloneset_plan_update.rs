@@ -1,4 +1,4 @@
-//! The refresh and update steps of the CloneSet planner and the status it writes (spec 3b `Update`,
+//! The refresh and update steps of the CloneSet planner and the status it writes (upstream `Update`,
 //! `cloneset_status.go`): paused / OnDelete, candidates, `updateMaxUnavailable`, partition, rollback, in place
 //! vs recreate through specified-delete, the inPlaceUpdate hook, `PreparingUpdate` first, the lifecycle
 //! refresh, `expectedUpdatedReplicas`, the `Progressing` condition and the requeue.

@@ -1,5 +1,5 @@
 //! Table tests of the cron scheduler: robfig/cron v3's documented behaviour (its parser, spec, constant-delay
-//! and daylight-saving test cases, in the five-field standard form), the AdvancedCronJob cases of spec 3e,
+//! and daylight-saving test cases, in the five-field standard form), upstream AdvancedCronJob's schedule cases,
 //! and daylight saving in zones with one-hour, half-hour and no shifts.
 
 // Test code: a panic is a failed test.
@@ -516,7 +516,7 @@ fn daylight_saving_elsewhere() {
     ]);
 }
 
-/// Spec 3e and upstream's own time-zone test.
+/// Upstream AdvancedCronJob's own time-zone test (`formatSchedule`).
 #[test]
 fn advanced_cron_job_time_zones() {
     let cases: &[(&str, Option<&str>, &str, &str)] = &[

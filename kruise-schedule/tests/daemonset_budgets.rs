@@ -1,5 +1,5 @@
 //! maxUnavailable / maxSurge (safe scaler, round up over the nodes that should run the pod; 1 when both are 0)
-//! and partition (safe scaler, round down over status.desiredNumberScheduled), spec 3b and 3.0.
+//! and partition (safe scaler, round down over status.desiredNumberScheduled).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

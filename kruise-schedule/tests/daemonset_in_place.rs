@@ -1,6 +1,6 @@
-//! InPlaceIfPossible (spec 3b, 3a): image changes are made in place through kruise_inplace, other changes
-//! recreate the pod; pods without the readiness gate or with an unknown revision are recreated; in place only
-//! without surge; in-place progress is refreshed every pass.
+//! InPlaceIfPossible (upstream `pkg/controller/daemonset/daemonset_update.go`): image changes are made in place
+//! through kruise_inplace, other changes recreate the pod; pods without the readiness gate or with an unknown
+//! revision are recreated; in place only without surge; in-place progress is refreshed every pass.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,5 +1,6 @@
-//! Pods per node (spec 3b): create the missing pod, delete extra, failed, misplaced and `PreparingDelete`
-//! pods keeping the oldest, burstReplicas and slow start, preDelete hook, partitioned scaling.
+//! Pods per node (upstream `manage` in `pkg/controller/daemonset`): create the missing pod, delete extra, failed,
+//! misplaced and `PreparingDelete` pods keeping the oldest, burstReplicas and slow start, preDelete hook,
+//! partitioned scaling.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

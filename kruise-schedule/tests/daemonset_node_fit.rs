@@ -1,5 +1,5 @@
-//! Which nodes should run a daemon pod (spec 3b): nodeName, nodeSelector, required node affinity, taints
-//! against the template's tolerations plus the default daemon tolerations, unschedulable nodes.
+//! Which nodes should run a daemon pod (upstream `nodeShouldRunDaemonPod`): nodeName, nodeSelector, required node
+//! affinity, taints against the template's tolerations plus the default daemon tolerations, unschedulable nodes.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

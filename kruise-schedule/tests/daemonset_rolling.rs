@@ -1,5 +1,6 @@
-//! The rolling update without surge (spec 3b): unavailable old pods are replaced at once, available ones
-//! within maxUnavailable, counting nodes that are unavailable; paused and OnDelete stop it.
+//! The rolling update without surge (upstream `pkg/controller/daemonset/daemonset_update.go`): unavailable old pods
+//! are replaced at once, available ones within maxUnavailable, counting nodes that are unavailable; paused and
+//! OnDelete stop it.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

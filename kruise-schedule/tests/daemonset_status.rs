@@ -1,4 +1,4 @@
-//! The status (spec 1.3 / 3b): desired, current, misscheduled, ready, available, updated, unavailable,
+//! The status: desired, current, misscheduled, ready, available, updated, unavailable,
 //! updateRevision, observedGeneration; minReadySeconds requeue.
 #![allow(
     clippy::unwrap_used,

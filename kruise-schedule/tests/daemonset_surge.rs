@@ -1,5 +1,6 @@
-//! The surge flow (spec 3b): with maxSurge > 0 a new pod is created next to the old one, the old one goes
-//! once the new one is available; unavailable old pods are surged at once; maxSurge bounds the rest.
+//! The surge flow (upstream `pkg/controller/daemonset/daemonset_update.go`): with maxSurge > 0 a new pod is created
+//! next to the old one, the old one goes once the new one is available; unavailable old pods are surged at once;
+//! maxSurge bounds the rest.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,4 +1,4 @@
-//! Node choice of the rolling update (spec 3b `filterDaemonPodsNodeToUpdate`): classification into updated,
+//! Node choice of the rolling update (upstream `filterDaemonPodsNodeToUpdate`): classification into updated,
 //! updating, selected and rest, the rollingUpdate selector, and the partition cut.
 #![allow(
     clippy::unwrap_used,

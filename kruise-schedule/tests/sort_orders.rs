@@ -1,4 +1,4 @@
-//! Spec 3.0 / 3b pod orderings, rule by rule: `ActivePods`, the 8-rule scale-down ranking (with the
+//! Pod orderings, rule by rule: `ActivePods`, the 8-rule scale-down ranking (with the
 //! pod-deletion-cost annotation), the same-node and topology-spread rankers, the priority sorter and the
 //! scatter sorter, plus top-k selection against a full sort.
 

@@ -1,5 +1,6 @@
 //! In-place against recreate (`podUpdatePolicy`), and the lifecycle hooks (preNormal, inPlaceUpdate,
-//! preDelete) through `kruise_lifecycle` (spec 3a "workload fallback", 3b, 3d).
+//! preDelete) through `kruise_lifecycle` (upstream `inPlaceUpdatePod`,
+//! `pkg/util/lifecycle/lifecycle_utils.go`).
 
 #![allow(
     clippy::unwrap_used,

@@ -1,4 +1,5 @@
-//! Ordinals, `reserveOrdinals` and the start ordinal (spec 3b "Advanced StatefulSet", pitfalls 6 and 7).
+//! Ordinals, `reserveOrdinals` and the start ordinal (upstream `stateful_set_utils.go`); as upstream, one bad
+//! `reserveOrdinals` range discards the whole set.
 
 #![allow(
     clippy::unwrap_used,

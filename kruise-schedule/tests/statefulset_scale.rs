@@ -1,5 +1,5 @@
 //! Scaling: `OrderedReady` (monotonic) against `Parallel`, `scaleStrategy.maxUnavailable`, condemned pods,
-//! finished pods (spec 3b "processReplica", "Condemned pods").
+//! finished pods (upstream `processReplica`, `processCondemned`).
 
 #![allow(
     clippy::unwrap_used,

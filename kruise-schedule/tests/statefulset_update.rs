@@ -1,5 +1,5 @@
 //! The rolling update: partition against the slot index, `maxUnavailable` rounding, ordered and priority
-//! order, specified-delete, new pods' revisions, paused and OnDelete (spec 3b "Rolling update").
+//! order, specified-delete, new pods' revisions, paused and OnDelete (upstream `rollingUpdateStatefulsetPods`).
 
 #![allow(
     clippy::unwrap_used,

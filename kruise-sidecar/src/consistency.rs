@@ -1,4 +1,4 @@
-//! Whether a pod's sidecars run what their spec says (spec 3c "State consistency"), whether the pod counts as
+//! Whether a pod's sidecars run what their spec says (upstream `IsPodStateConsistent`), whether the pod counts as
 //! ready for a SidecarSet, and whether a SidecarSet can upgrade it in place.
 //!
 //! * [`is_pod_state_consistent`]: as many container statuses as containers; when every considered sidecar

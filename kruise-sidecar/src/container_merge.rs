@@ -1,4 +1,4 @@
-//! How injected pieces merge into a pod (spec 3c "Merge into the pod" and upstream's `pkg/util/pods.go`):
+//! How injected pieces merge into a pod (upstream's `pkg/util/pods.go`):
 //! first one wins everywhere except for same-named containers, which the sidecar replaces in place.
 
 use std::collections::BTreeSet;

@@ -1,4 +1,5 @@
-//! The SidecarSet hashes (spec 3c): `SafeEncodeString(lowercase hex(SHA-256(json)))`, 64 characters.
+//! The SidecarSet hashes (upstream `SidecarSetHash`, `SidecarSetHashWithoutImage`):
+//! `SafeEncodeString(lowercase hex(SHA-256(json)))`, 64 characters.
 //!
 //! The JSON is Go's encoding of the map `{"containers": spec.containers}`, plus `"initContainers":
 //! spec.initContainers` (all of them) when at least one init container is a native sidecar (`restartPolicy:
@@ -158,7 +159,7 @@ mod tests {
     const CONTAINER: &str = r#"{"name":"container1","image":"test-image","resources":{},"upgradeStrategy":{},"shareVolumePolicy":{}}"#;
     const NATIVE_SIDECAR: &str = r#"{"name":"container1","image":"test-image","resources":{},"restartPolicy":"Always","upgradeStrategy":{},"shareVolumePolicy":{}}"#;
 
-    /// The four vectors of spec 3c (upstream's own expected values), from the bytes.
+    /// Upstream's own four expected hash values, from the bytes.
     #[test]
     fn upstream_vectors_from_bytes() {
         let containers_only = format!(r#"{{"containers":[{CONTAINER}]}}"#);

@@ -1,5 +1,5 @@
-//! The hot-upgrade state machine (spec 3c): a `HotUpgrade` sidecar runs as two containers, `<name>-1` and
-//! `<name>-2`, of which one works and the other idles on the empty image.
+//! The hot-upgrade state machine (upstream `pkg/control/sidecarcontrol/util_hotupgrade.go`): a `HotUpgrade` sidecar
+//! runs as two containers, `<name>-1` and `<name>-2`, of which one works and the other idles on the empty image.
 //!
 //! 1. **Injection** ([`injected_pair`], [`injection_annotations`]): `-1` gets the real image and works, `-2`
 //!    the empty image; both get `SIDECARSET_VERSION` / `SIDECARSET_VERSION_ALT` from the pod's

@@ -1,4 +1,5 @@
-//! Injection into a pod being created (spec 3c "Injection"), as the pod mutating webhook does it.
+//! Injection into a pod being created (upstream `pkg/webhook/pod/mutating/sidecarset.go`), as the pod mutating
+//! webhook does it.
 //!
 //! [`inject`] takes the whole admission view — pod (and old pod for an update), every SidecarSet, the
 //! ControllerRevisions, the namespace's labels, `now` — and returns the mutated pod with the RFC 6902 patch

@@ -5,7 +5,7 @@
 //! annotations are serialised, and the pod's own containers are never compared (injection does not touch
 //! them), only those replaced in place.
 //!
-//! Where the items go is upstream's merge (spec 3c "Merge into the pod", as [`crate::container_merge`]): a
+//! Where the items go is upstream's merge (`pkg/util/pods.go`, as [`crate::container_merge`]): a
 //! sidecar whose name is already among the pod's containers replaces that container in place (the last such
 //! sidecar wins), the others go before the pod's containers (`BeforeAppContainer`) or after them; volumes and
 //! pull secrets are appended first-wins; a list left empty is dropped.

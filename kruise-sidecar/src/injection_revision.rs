@@ -1,4 +1,4 @@
-//! Which revision of a SidecarSet a pod gets (spec 3c "Revision chosen for injection").
+//! Which revision of a SidecarSet a pod gets (upstream `getSuitableRevisionSidecarSet`).
 //!
 //! On **create**: without `injectionStrategy.revision` (or with neither `revisionName` nor
 //! `customVersion`) the latest; otherwise the specific history SidecarSet — when `updateStrategy.paused`, or

@@ -1,4 +1,5 @@
-//! SidecarSet, as OpenKruise does it (spec 3c), without I/O.
+//! SidecarSet, as OpenKruise does it (upstream `pkg/control/sidecarcontrol`, the pod webhook's
+//! `sidecarset*.go` and `pkg/controller/sidecarset`), without I/O.
 //!
 //! * [`matching`]: which SidecarSets a pod gets (namespace selector, selector, paused, canary).
 //! * [`inject()`]: the pod webhook's injection: metadata patches, init containers, containers (hot-upgrade

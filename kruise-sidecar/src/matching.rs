@@ -1,4 +1,4 @@
-//! Which SidecarSets a pod gets (spec 3c "Pod matching").
+//! Which SidecarSets a pod gets (upstream `PodMatchedSidecarSet`).
 //!
 //! * Only active pods (not `Succeeded`/`Failed`, not being deleted) are considered.
 //! * The pod's namespace (`default` when empty) must satisfy `namespaceSelector`, matched against the labels

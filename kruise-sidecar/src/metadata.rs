@@ -1,5 +1,5 @@
-//! `patchPodMetadata` (spec 3c step 1): pod annotations a SidecarSet writes on injection and in-place
-//! upgrades, and the whitelist that decides which keys a SidecarSet may write.
+//! `patchPodMetadata` (upstream `pkg/control/sidecarcontrol`): pod annotations a SidecarSet writes on injection and
+//! in-place upgrades, and the whitelist that decides which keys a SidecarSet may write.
 //!
 //! * `Retain` (the default, also for an empty policy): only keys the pod does not have;
 //! * `Overwrite`: every key;

@@ -1,5 +1,6 @@
-//! What a pod records about the SidecarSets injected into it (spec 2.2): the hash and hash-without-image
-//! entries, the injected list, the working hot-upgrade containers and the in-place update states.
+//! What a pod records about the SidecarSets injected into it (upstream `pkg/control/sidecarcontrol/util.go`): the
+//! hash and hash-without-image entries, the injected list, the working hot-upgrade containers and the in-place
+//! update states.
 //!
 //! Readers follow upstream's tolerance: where upstream logs a value that does not parse and goes on with an
 //! empty one, so do the `recorded_*` readers here; writers (injection, upgrades) report it as an error instead.

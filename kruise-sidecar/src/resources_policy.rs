@@ -1,4 +1,4 @@
-//! `resourcesPolicy` (spec 3c): a sidecar's resources computed, when a pod is created, from the resources of
+//! `resourcesPolicy`: a sidecar's resources computed, when a pod is created, from the resources of
 //! the pod's containers.
 //!
 //! The target containers are the pod's containers (`spec.containers` of the pod being created) whose names

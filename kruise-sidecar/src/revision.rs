@@ -1,5 +1,6 @@
-//! SidecarSet ControllerRevisions (spec 3c "Revisions"): their data and names, restoring a history SidecarSet
-//! from one, and the controller's bookkeeping (reuse, roll back or create the latest; truncate the history).
+//! SidecarSet ControllerRevisions (upstream `registerLatestRevision`): their data and names, restoring a history
+//! SidecarSet from one, and the controller's bookkeeping (reuse, roll back or create the latest; truncate the
+//! history).
 //!
 //! The data is a strategic-merge patch `{"spec":{"$patch":"replace","containers":…,"imagePullSecrets":…,
 //! "initContainers":…,"patchPodMetadata":…,"volumes":…}}` with every key sorted and absent lists as `null`,

@@ -1,7 +1,7 @@
-//! `shareVolumePolicy` and `shareVolumeDevicePolicy` (spec 3c): a sidecar with the policy `enabled` also gets
-//! every volume mount (or device) of the pod's containers that are not sidecars themselves (no env
-//! `IS_INJECTED=true`), in pod order; for each `$(VAR)` in a shared mount's `subPathExpr` the variable is
-//! copied from the same container when it has it.
+//! `shareVolumePolicy` and `shareVolumeDevicePolicy` (upstream `MergeVolumeMounts`, `MergeVolumeDevices`): a
+//! sidecar with the policy `enabled` also gets every volume mount (or device) of the pod's containers that are not
+//! sidecars themselves (no env `IS_INJECTED=true`), in pod order; for each `$(VAR)` in a shared mount's
+//! `subPathExpr` the variable is copied from the same container when it has it.
 
 use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, VolumeDevice, VolumeMount};
 use kruise_api::apps::v1beta1::{ShareVolumePolicy, ShareVolumePolicyType, SidecarContainer};

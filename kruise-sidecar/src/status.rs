@@ -1,4 +1,4 @@
-//! Which pods a SidecarSet controls and its status (spec 3c "Status").
+//! Which pods a SidecarSet controls and its status (upstream `pkg/controller/sidecarset`).
 //!
 //! * matched: the pods the caller listed (selected by `namespaceSelector` and `selector`) that are active,
 //!   list the SidecarSet in `kruise.io/sidecarset-injected-list` and carry every sidecar container;

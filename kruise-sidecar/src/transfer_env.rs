@@ -1,4 +1,5 @@
-//! `transferEnv` (spec 3c): environment variables copied into a sidecar from another container of the pod.
+//! `transferEnv` (upstream `pkg/control/sidecarcontrol`): environment variables copied into a sidecar from another
+//! container of the pod.
 //!
 //! Per entry, the names are `{envName} ∪ envNames`, in sorted order. The source container is
 //! `sourceContainerName`, or read from the pod through `sourceContainerNameFrom.fieldRef` — only

@@ -1,4 +1,5 @@
-//! In-place upgrades of pods that already run a SidecarSet's sidecars (spec 3c "Update strategy").
+//! In-place upgrades of pods that already run a SidecarSet's sidecars (upstream `UpdateSidecarSet`,
+//! `GetNextUpgradePods`).
 //!
 //! [`next_upgrade_pods`] picks the pods to upgrade in this round:
 //! 1. candidates: not updated (recorded hash ≠ SidecarSet hash) and selected by `updateStrategy.selector`

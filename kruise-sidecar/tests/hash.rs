@@ -1,5 +1,5 @@
-//! Spec 3c "Hash": the four upstream vectors from typed SidecarSets, the init-container rule, defaults, and
-//! the annotations.
+//! SidecarSet hashes (upstream `hash.go`): the four upstream vectors from typed SidecarSets, the init-container
+//! rule, defaults, and the annotations.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,5 +1,5 @@
-//! Spec 3c "Hot upgrade state machine": the seed's sidecar-1 / sidecar-2 example through Upgrade ->
-//! Migration -> Reset, twice, and the rules of each step.
+//! The hot-upgrade state machine (upstream `util_hotupgrade.go`): the tutorial's sidecar-1 / sidecar-2 example
+//! through Upgrade -> Migration -> Reset, twice, and the rules of each step.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

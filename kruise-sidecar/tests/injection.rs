@@ -1,4 +1,5 @@
-//! Spec 3c "Injection": the seed examples, and one table or test per rule.
+//! Injection (upstream `pkg/webhook/pod/mutating/sidecarset.go`): the tutorial examples, and one table or test per
+//! rule.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

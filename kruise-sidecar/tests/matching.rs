@@ -1,4 +1,4 @@
-//! Spec 3c "Pod matching": a table per rule.
+//! Pod matching (upstream `PodMatchedSidecarSet`): a table per rule.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,4 +1,4 @@
-//! Spec 3c step 1, `patchPodMetadata`: policies, Go's merge patch, and the whitelist.
+//! `patchPodMetadata`: policies, Go's merge patch, and the whitelist.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

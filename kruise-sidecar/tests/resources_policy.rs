@@ -1,4 +1,4 @@
-//! Spec 3c `resourcesPolicy`: the sidecar's resources computed at injection from the target containers', the
+//! `resourcesPolicy`: the sidecar's resources computed at injection from the target containers', the
 //! expression language, and the SidecarSet webhook's rules.
 #![allow(
     clippy::unwrap_used,

@@ -1,4 +1,5 @@
-//! Spec 3c "Revisions" and "Revision chosen for injection".
+//! SidecarSet revisions (upstream `registerLatestRevision`) and the revision chosen for injection
+//! (`getSuitableRevisionSidecarSet`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,4 +1,5 @@
-//! Spec 3c "Update strategy", "State consistency" and "Status": the planner's upgrade step, table by table.
+//! Update strategy (`UpdateSidecarSet`), state consistency (`IsPodStateConsistent`) and status: the planner's
+//! upgrade step, table by table.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -9,9 +9,15 @@ use kruise_examples::cli::{
     rollout::RolloutCommand,
 };
 
-/// Shows what the OpenKruise controllers would do, offline.
+/// The offline OpenKruise tool: CRDs, cron previews, in-place update diffs, CloneSet rollout plans and SidecarSet
+/// injection, computed by the kruise-rs libraries without a cluster (only `cloneset watch` reads one).
 #[derive(Parser)]
-#[command(name = "kruise", version, about)]
+#[command(
+    name = "kruise",
+    version,
+    about = "kruise: what the OpenKruise controllers and webhooks would do, computed offline by the kruise-rs \
+             libraries (CRDs, cron schedules, in-place update diffs, CloneSet rollout plans, SidecarSet injection)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,5 +1,6 @@
-//! kruise-manager's ContainerRecreateRequest decisions (spec 3f), pure: the request, its pod and the clock
-//! in, the writes of one reconcile and when to look again out. The I/O is [`super::reconciler`].
+//! kruise-manager's ContainerRecreateRequest decisions (upstream `pkg/controller/containerrecreaterequest`), pure:
+//! the request, its pod and the clock in, the writes of one reconcile and when to look again out. The I/O is
+//! [`super::reconciler`].
 //!
 //! * Completed or deleting: release the pod's not-ready key and the `crr.apps.kruise.io/unready-acquired`
 //!   finalizer, drop the `active` label, delete after `ttlSecondsAfterFinished`.

@@ -1,5 +1,6 @@
-//! kruise-daemon's decisions for ContainerRecreateRequests (spec 3f), pure: the caller observes (the requests of
-//! a pod, what the container runtime says about the pod, the clock) and executes what comes back.
+//! kruise-daemon's decisions for ContainerRecreateRequests (upstream `pkg/daemon/containerrecreate`), pure: the
+//! caller observes (the requests of a pod, what the container runtime says about the pod, the clock) and executes
+//! what comes back.
 //!
 //! * [`pick`]: which request of a pod to work on (phase weight, then age) and which to mark `Pending`;
 //! * [`before_manage`]: set `Recreating` first, then honour the unready grace;

@@ -1,4 +1,4 @@
-//! ContainerRecreateRequest (spec 2.3, 3f): the pure decisions of its three actors, and the I/O of the
+//! ContainerRecreateRequest: the pure decisions of its three actors, and the I/O of the
 //! manager-side ones.
 //!
 //! * [`webhook`]: the mutating webhook's defaults and checks (pure); [`admission`] serves it;

@@ -1,6 +1,6 @@
-//! kruise-manager's ImagePullJob decisions (spec 3f), pure: which NodeImages the job targets, its status from
-//! them, what to add to a NodeImage that is not synced yet, how many may be synced now, and when the job
-//! ends. The I/O is [`super::job_controller`].
+//! kruise-manager's ImagePullJob decisions (upstream `pkg/controller/imagepulljob`), pure: which NodeImages the job
+//! targets, its status from them, what to add to a NodeImage that is not synced yet, how many may be synced now,
+//! and when the job ends. The I/O is [`super::job_controller`].
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullJobStatus};

@@ -1,4 +1,5 @@
-//! ImagePullJob and NodeImage (spec 3f): the pure decisions, and kruise-manager's controllers that run them.
+//! ImagePullJob and NodeImage (upstream `pkg/controller/imagepulljob`, `pkg/controller/nodeimage`): the pure
+//! decisions, and kruise-manager's controllers that run them.
 //!
 //! * [`reference`](mod@reference): image names as NodeImage keys them (pure);
 //! * [`job`]: the ImagePullJob controller's decisions (pure); [`job_controller`] runs them;

@@ -1,7 +1,8 @@
-//! kruise-manager's NodeImage decisions (spec 3f), pure: one NodeImage per Ready node (created a while after
-//! the node became Ready, deleted with the node), its labels kept equal to the node's, tags dropped when
-//! their ImagePullJobs are gone or their TTL after the pull has passed, and the pulls a node did not answer
-//! (10 minutes) or that ran past their deadline marked `Failed`. The I/O is [`super::node_image_controller`].
+//! kruise-manager's NodeImage decisions (upstream `pkg/controller/nodeimage`), pure: one NodeImage per Ready node
+//! (created a while after the node became Ready, deleted with the node), its labels kept equal to the node's, tags
+//! dropped when their ImagePullJobs are gone or their TTL after the pull has passed, and the pulls a node did not
+//! answer (10 minutes) or that ran past their deadline marked `Failed`. The I/O is
+//! [`super::node_image_controller`].
 //!
 //! ```
 //! use kruise_examples::imagepull::node_image::{Creation, creation};

@@ -1,8 +1,7 @@
-//! CloneSet image pre-download for in-place updates (spec 2.1, 3f), pure: when a CloneSet's update
-//! revision differs from its current one, whether to create ImagePullJobs for the changed images, and the
-//! jobs. The CloneSet controller calls [`decide`] and executes it (create the jobs, then label the update
-//! revision `apps.kruise.io/pre-predownload-created`, or `apps.kruise.io/image-predownload-ignored` when
-//! told to ignore).
+//! CloneSet image pre-download for in-place updates (upstream `pkg/controller/cloneset`), pure: when a CloneSet's
+//! update revision differs from its current one, whether to create ImagePullJobs for the changed images, and the
+//! jobs. The CloneSet controller calls [`decide`] and executes it (create the jobs, then label the update revision
+//! `apps.kruise.io/pre-predownload-created`, or `apps.kruise.io/image-predownload-ignored` when told to ignore).
 //!
 //! Rules (upstream's `createImagePullJobsForInPlaceUpdate`, in this order):
 //! * a revision already labelled created or ignored: nothing to do;

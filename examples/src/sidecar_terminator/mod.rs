@@ -1,10 +1,11 @@
-//! The Job sidecar terminator (spec 2.4): a Job pod never finishes while a long-running sidecar keeps running,
-//! so once every main container is done (`Never`: exited; `OnFailure`: exited with code 0) the sidecars that
-//! carry `KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true` are stopped through a ContainerRecreateRequest, and those
-//! with `KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE=<image>` by swapping their image in place (for
-//! virtual-kubelet nodes, where the daemon cannot kill). The pod's phase is set to `Succeeded` (every main
-//! container exited 0) or `Failed`, with the condition `SidecarTerminated`, before the sidecars are stopped:
-//! kubelet never moves a pod out of a terminal phase, so the sidecars' exit codes do not matter.
+//! The Job sidecar terminator (upstream `pkg/controller/sidecarterminator`): a Job pod never finishes while a
+//! long-running sidecar keeps running, so once every main container is done (`Never`: exited; `OnFailure`: exited
+//! with code 0) the sidecars that carry `KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT=true` are stopped through a
+//! ContainerRecreateRequest, and those with `KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE=<image>` by swapping
+//! their image in place (for virtual-kubelet nodes, where the daemon cannot kill). The pod's phase is set to
+//! `Succeeded` (every main container exited 0) or `Failed`, with the condition `SidecarTerminated`, before the
+//! sidecars are stopped: kubelet never moves a pod out of a terminal phase, so the sidecars' exit codes do not
+//! matter.
 //!
 //! [`decide`] is the pure decision; [`controller`] runs it in kruise-manager.
 //!

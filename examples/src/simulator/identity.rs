@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 /// The image as the container runtime reports it in `status.containerStatuses[].image`: the spec image, with
 /// `:latest` appended when it has neither tag nor digest (what Docker reports, and what OpenKruise's
-/// completion check compares against, spec 3a).
+/// completion check `DefaultCheckInPlaceUpdateCompleted` compares against).
 #[must_use]
 pub fn reported_image(image: &str) -> String {
     match kruise_api::image::Reference::parse(image) {

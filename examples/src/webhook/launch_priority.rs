@@ -1,7 +1,7 @@
-//! Container launch priority (spec 2.1): pods that ask for ordered or prioritised container starts get a
-//! `KRUISE_CONTAINER_BARRIER` env in every container, read from the ConfigMap `<pod>-barrier` at key
-//! `p_<priority>` (the daemon writes the keys in priority order; a container cannot start before its key
-//! exists).
+//! Container launch priority (upstream `apis/apps/pub/launch_priority.go`): pods that ask for ordered or
+//! prioritised container starts get a `KRUISE_CONTAINER_BARRIER` env in every container, read from the ConfigMap
+//! `<pod>-barrier` at key `p_<priority>` (the daemon writes the keys in priority order; a container cannot start
+//! before its key exists).
 //!
 //! Rules, as upstream's pod webhook:
 //! * pods with a single container are left alone;

@@ -1,4 +1,4 @@
-//! Readiness gates for pods owned by Kruise workloads (spec 2.1, 3a, 3d).
+//! Readiness gates for pods owned by Kruise workloads (upstream `pkg/webhook/pod/mutating`).
 //!
 //! * `KruisePodReady`: every pod whose controller owner is in the `apps.kruise.io` group (upstream's pod
 //!   webhook), or every pod when the `KruisePodReadinessGate` feature gate is on.

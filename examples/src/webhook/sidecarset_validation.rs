@@ -1,5 +1,5 @@
-//! The SidecarSet validation rules of spec 1.3 as a pure function (the checks a SidecarSet validating webhook
-//! answers with): every problem is a [`Violation`] naming the field and the value.
+//! The SidecarSet validation rules (upstream `pkg/webhook/sidecarset/validating`) as a pure function (the checks a
+//! SidecarSet validating webhook answers with): every problem is a [`Violation`] naming the field and the value.
 //!
 //! * `spec.selector` is set, non-empty and valid; `spec.namespaceSelector` is valid;
 //! * a non-zero `updateStrategy.partition` and `updateStrategy.selector` are not both set;

@@ -1,4 +1,4 @@
-//! AdvancedCronJob v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! AdvancedCronJob v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/advancedcronjob_conversion.go`).
 //!
 //! * Every v1alpha1 field maps to the v1beta1 field of the same name; the BroadcastJob template's spec
 //!   goes through the BroadcastJob mapping (also field by field). The status is the same type in both
@@ -167,7 +167,7 @@ spec:
         assert_eq!(v1alpha1::AdvancedCronJob::from(&beta), alpha);
     }
 
-    /// Spec 1.4: `template.imageListPullJobTemplate` is v1beta1-only; v1alpha1 cannot hold it.
+    /// `template.imageListPullJobTemplate` is v1beta1-only; v1alpha1 cannot hold it.
     #[test]
     fn image_list_pull_job_template_is_dropped_in_v1alpha1() {
         let beta: v1beta1::AdvancedCronJob = serde_yaml::from_str(

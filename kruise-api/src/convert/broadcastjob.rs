@@ -1,4 +1,4 @@
-//! BroadcastJob v1alpha1 ⇄ v1beta1 (spec 1.4 has no row for it: the two versions have the same shape).
+//! BroadcastJob v1alpha1 ⇄ v1beta1 (upstream maps no field for it: the two versions have the same shape).
 //!
 //! Every field maps to the field of the same name; the status is the same type in both versions. The spec
 //! mapping is shared with the AdvancedCronJob `broadcastJobTemplate`.

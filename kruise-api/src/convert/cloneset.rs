@@ -1,4 +1,4 @@
-//! CloneSet v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! CloneSet v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/cloneset_conversion.go`).
 //!
 //! * `updateStrategy.type` `ReCreate` / `InPlaceIfPossible` / `InPlaceOnly` ⇄ `type: RollingUpdate` plus
 //!   `rollingUpdate.podUpdatePolicy` of the same name; `OnDelete` ⇄ `type: OnDelete`. An unset v1alpha1 type

@@ -1,4 +1,5 @@
-//! `ContainerRecreateRequest` v1alpha1 ⇄ v1beta1 (spec 1.4, 2.3).
+//! `ContainerRecreateRequest` v1alpha1 ⇄ v1beta1 (upstream
+//! `apis/apps/v1alpha1/containerrecreaterequest_conversion.go`).
 //!
 //! * The annotation `crr.apps.kruise.io/sync-container-statuses` (a JSON list of
 //!   [`ContainerStatusSnapshot`]) ⇒ `status.containerStatusSnapshot`, when it parses to a non-empty list.

@@ -1,4 +1,4 @@
-//! Advanced DaemonSet v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! Advanced DaemonSet v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/daemonset_conversion.go`).
 //!
 //! * `rollingUpdate.rollingUpdateType: Surging` ⇒ `Standard`, as upstream: v1beta1 has no `Surging` (it was
 //!   only ever an alias of `Standard`, which defaulting rewrites anyway). v1beta1 cannot tell such an object

@@ -1,5 +1,5 @@
-//! ImagePullJob and ImageListPullJob v1alpha1 ⇄ v1beta1 (spec 1.4 has no row for them: the two versions
-//! have the same shape).
+//! ImagePullJob and ImageListPullJob v1alpha1 ⇄ v1beta1 (upstream maps no field for them: the two
+//! versions have the same shape).
 //!
 //! The image (or image list) maps to itself and the inline pull template and the status are the same types
 //! in both versions.

@@ -1,9 +1,9 @@
 //! Conversions between `v1alpha1` and `v1beta1`, the hub (as upstream v1.9).
 //!
-//! Each kind with two versions implements [`HubConversion`] with upstream's field mapping (spec 1.4): fields
-//! that move between annotations or labels and spec, renamed fields, the CloneSet update-strategy split, and
-//! so on. The `From` impls between the two versions wrap that mapping so that **v1alpha1 → v1beta1 →
-//! v1alpha1 gives back exactly the object you started with, for any value**:
+//! Each kind with two versions implements [`HubConversion`] with upstream's field mapping (the
+//! `apis/apps/v1alpha1/*_conversion.go` files): fields that move between annotations or labels and spec, renamed
+//! fields, the CloneSet update-strategy split, and so on. The `From` impls between the two versions wrap that
+//! mapping so that **v1alpha1 → v1beta1 → v1alpha1 gives back exactly the object you started with, for any value**:
 //!
 //! * when the v1beta1 shape can represent the v1alpha1 object, the mapping alone is used and the v1beta1
 //!   object carries nothing extra;
@@ -14,7 +14,7 @@
 //!   stale stash never undoes a later v1beta1 edit.
 //!
 //! v1beta1 → v1alpha1 follows upstream and drops what v1alpha1 cannot hold (for example a v1beta1-only
-//! field); README lists those fields.
+//! field); `docs/api.md` lists those fields.
 //!
 //! ```
 //! use kruise_api::apps::{v1alpha1, v1beta1};

@@ -1,4 +1,4 @@
-//! NodeImage v1alpha1 ⇄ v1beta1 (spec 1.3, 1.4).
+//! NodeImage v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/nodeimage_conversion.go`).
 //!
 //! Every field maps to the field of the same name (the tags and the status are the same types in both
 //! versions, including the HEAD `status.waiting`). The pull secrets' `mode` exists only in v1beta1:

@@ -1,4 +1,4 @@
-//! PersistentPodState v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! PersistentPodState v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/persistent_pod_state_conversion.go`).
 //!
 //! * `requiredPersistentTopology.nodeTopologyKeys` ⇄ `requiredPersistentTopology.keys`, and the same inside
 //!   every `preferredPersistentTopology[].preference`.

@@ -1,4 +1,4 @@
-//! `PodUnavailableBudget` v1alpha1 ⇄ v1beta1 (spec 1.4, 2.4).
+//! `PodUnavailableBudget` v1alpha1 ⇄ v1beta1 (upstream `apis/policy/v1alpha1/podunavailablebudget_conversion.go`).
 //!
 //! * The annotation `kruise.io/pub-protect-operations` (comma list) ⇒ `spec.protectOperations`: the items,
 //!   trimmed, empty ones left out (unknown operations are kept as written).

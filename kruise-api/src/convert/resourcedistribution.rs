@@ -1,4 +1,4 @@
-//! ResourceDistribution v1alpha1 ⇄ v1beta1 (spec 1.4): two renames, nothing else.
+//! ResourceDistribution v1alpha1 ⇄ v1beta1 (upstream `resourcedistribution_conversion.go`): two renames, nothing else.
 //!
 //! * `spec.targets.namespaceLabelSelector` ⇄ `spec.targets.namespaceSelector`.
 //! * `status.conditions[].failedNamespace` ⇄ `status.conditions[].failedNamespaces` (same list).

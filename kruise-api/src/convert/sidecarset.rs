@@ -1,4 +1,4 @@
-//! `SidecarSet` v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! `SidecarSet` v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/sidecarset_conversion.go`).
 //!
 //! * `spec.namespace: X` ⇒ `namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: X}}`, replacing
 //!   any v1alpha1 `namespaceSelector` (upstream: the namespace wins). Back, a selector of exactly that form

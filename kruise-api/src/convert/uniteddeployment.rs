@@ -1,4 +1,4 @@
-//! UnitedDeployment v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! UnitedDeployment v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/uniteddeployment_conversion.go`).
 //!
 //! Spec:
 //! * `template.cloneSetTemplate`: the embedded v1alpha1 CloneSet spec (with the template's metadata as the

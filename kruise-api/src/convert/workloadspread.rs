@@ -1,4 +1,4 @@
-//! WorkloadSpread v1alpha1 ⇄ v1beta1 (spec 1.4).
+//! WorkloadSpread v1alpha1 ⇄ v1beta1 (upstream `apis/apps/v1alpha1/workloadspread_conversion.go`).
 //!
 //! * Subsets: `requiredNodeSelectorTerm` ⇄ `requiredNodeSelector`, `preferredNodeSelectorTerms` ⇄
 //!   `preferredNodeSelector`; the other subset fields, `targetRef`, `targetFilter` and `scheduleStrategy`

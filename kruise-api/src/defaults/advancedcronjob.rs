@@ -1,7 +1,7 @@
-//! AdvancedCronJob defaults (spec 1.3): the pod templates of the Job and BroadcastJob templates,
-//! `concurrencyPolicy` `Allow` (v1beta1: `Replace` when there is an ImageListPullJob template), `paused:
-//! false`, history limits 3 (successful) and 1 (failed), and in v1beta1 the ImageListPullJob template's
-//! pull defaults.
+//! AdvancedCronJob defaults (upstream's AdvancedCronJob defaulting webhook): the pod templates of the Job and
+//! BroadcastJob templates, `concurrencyPolicy` `Allow` (v1beta1: `Replace` when there is an ImageListPullJob
+//! template), `paused: false`, history limits 3 (successful) and 1 (failed), and in v1beta1 the ImageListPullJob
+//! template's pull defaults.
 //!
 //! As upstream, the BroadcastJob template only gets its pod template defaulted (not the BroadcastJob
 //! defaults), and the ImageListPullJob template's `pullPolicy` and `imagePullPolicy` are only defaulted

@@ -1,5 +1,5 @@
-//! BroadcastJob defaults (spec 1.3): the pod template, `completionPolicy.type: Always`, `parallelism`
-//! 2^31-1 and `failurePolicy.type: FailFast`.
+//! BroadcastJob defaults (upstream's BroadcastJob defaulting webhook): the pod template,
+//! `completionPolicy.type: Always`, `parallelism` 2^31-1 and `failurePolicy.type: FailFast`.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -1,5 +1,5 @@
-//! CloneSet defaults (spec 1.3): replicas 1, revisionHistoryLimit 10, the pod template and volume claim
-//! templates, update type ReCreate, partition 0, maxUnavailable `20%`, maxSurge 0, and an empty
+//! CloneSet defaults (upstream `SetDefaultsCloneSet`): replicas 1, revisionHistoryLimit 10, the pod template and
+//! volume claim templates, update type ReCreate, partition 0, maxUnavailable `20%`, maxSurge 0, and an empty
 //! `inPlaceUpdateStrategy` for the in-place policies.
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};

@@ -1,4 +1,4 @@
-//! `ContainerRecreateRequest` defaults (spec 3f): the pure part of what the CRR mutating webhook fills in, the
+//! `ContainerRecreateRequest` defaults: the pure part of what the CRR mutating webhook fills in, the
 //! same for both versions — `strategy` becomes `{}` when unset and `strategy.failurePolicy` defaults to
 //! `Fail`.
 //!

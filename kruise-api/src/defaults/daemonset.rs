@@ -1,6 +1,6 @@
-//! Advanced DaemonSet defaults (spec 1.3): burstReplicas 250, revisionHistoryLimit 10, a `RollingUpdate`
-//! strategy of type `Standard` with maxUnavailable 1 and maxSurge 0 when neither is set. In v1alpha1 the
-//! deprecated `Surging` type becomes `Standard`, with maxSurge 1 and maxUnavailable 0 where unset.
+//! Advanced DaemonSet defaults (upstream `SetDefaultsDaemonSet`): burstReplicas 250, revisionHistoryLimit 10, a
+//! `RollingUpdate` strategy of type `Standard` with maxUnavailable 1 and maxSurge 0 when neither is set. In
+//! v1alpha1 the deprecated `Surging` type becomes `Standard`, with maxSurge 1 and maxUnavailable 0 where unset.
 //!
 //! Unlike the other workloads, upstream's DaemonSet webhook leaves the pod template alone, and so do these
 //! defaults.

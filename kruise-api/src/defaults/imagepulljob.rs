@@ -1,4 +1,5 @@
-//! ImagePullJob and ImageListPullJob defaults (spec 1.3): `completionPolicy.type: Always`, `pullPolicy`
+//! ImagePullJob and ImageListPullJob defaults (upstream `SetDefaultsImagePullJob`,
+//! `SetDefaultsImageListPullJob`): `completionPolicy.type: Always`, `pullPolicy`
 //! with `timeoutSeconds: 600` and `backoffLimit: 3`, and for ImagePullJobs `imagePullPolicy:
 //! IfNotPresent` (upstream does not default an ImageListPullJob's `imagePullPolicy`; the ImagePullJobs it
 //! creates get it).

@@ -1,4 +1,4 @@
-//! NodeImage defaults (spec 1.3): every tag gets a `pullPolicy` with `timeoutSeconds: 600` and
+//! NodeImage defaults (upstream `SetDefaultsNodeImage`): every tag gets a `pullPolicy` with `timeoutSeconds: 600` and
 //! `backoffLimit: 3`.
 //!
 //! Upstream's webhook also sets each tag's `createdAt` to the current time when it is unset. This library

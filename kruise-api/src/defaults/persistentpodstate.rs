@@ -1,4 +1,4 @@
-//! PersistentPodState defaults (spec 1.3): the retention policy `WhenScaled`.
+//! PersistentPodState defaults: the retention policy `WhenScaled`.
 //!
 //! Upstream has no mutating webhook for PersistentPodState; its controller reads an empty policy as
 //! `WhenScaled`. Writing the value here makes that reading explicit without changing the meaning.

@@ -1,4 +1,4 @@
-//! `SidecarSet` defaults (spec 1.3; upstream `SetDefaultsSidecarSet`), the same for both versions:
+//! `SidecarSet` defaults (upstream `SetDefaultsSidecarSet`), the same for both versions:
 //!
 //! * `updateStrategy`: type `RollingUpdate`, `maxUnavailable: 1`, `partition: 0`;
 //! * every sidecar container: `podInjectPolicy` `BeforeAppContainer` (containers) or `AfterAppContainer`

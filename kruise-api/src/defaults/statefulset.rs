@@ -1,5 +1,5 @@
-//! Advanced StatefulSet defaults (spec 1.3): replicas 1, revisionHistoryLimit 10, `OrderedReady`, a
-//! `RollingUpdate` strategy with partition 0, maxUnavailable 1, podUpdatePolicy `ReCreate` and
+//! Advanced StatefulSet defaults (upstream `apis/apps/defaults/v1beta1.go`): replicas 1, revisionHistoryLimit 10,
+//! `OrderedReady`, a `RollingUpdate` strategy with partition 0, maxUnavailable 1, podUpdatePolicy `ReCreate` and
 //! minReadySeconds 0, the pod template and volume claim templates, and, depending on feature gates, the claim
 //! retention policy (`Retain`/`Retain`) and the claim update strategy (`OnDelete`).
 //!

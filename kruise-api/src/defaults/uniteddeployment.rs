@@ -1,9 +1,10 @@
-//! UnitedDeployment defaults (spec 1.3): replicas 1, revisionHistoryLimit 10, the `Manual` update strategy with an empty
-//! `manualUpdate`, the pod template and volume claim templates of a StatefulSet template, and minReplicas 0
-//! for every subset without one when some subset has minReplicas or maxReplicas and none has replicas.
+//! UnitedDeployment defaults (upstream `SetDefaultsUnitedDeployment`): replicas 1, revisionHistoryLimit 10, the
+//! `Manual` update strategy with an empty `manualUpdate`, the pod template and volume claim templates of a
+//! StatefulSet template, and minReplicas 0 for every subset without one when some subset has minReplicas or
+//! maxReplicas and none has replicas.
 //!
-//! Upstream's webhook leaves `replicas` unset and its controller reads an unset value as 1; the spec lists 1 as
-//! the default, so it is written here. As upstream, the Advanced StatefulSet, CloneSet and Deployment templates
+//! Upstream's webhook leaves `replicas` unset and its controller reads an unset value as 1; 1 is the documented
+//! default, so it is written here. As upstream, the Advanced StatefulSet, CloneSet and Deployment templates
 //! are not touched.
 
 use k8s_openapi::api::apps::v1::StatefulSetSpec;

@@ -1,4 +1,4 @@
-//! BroadcastJob (spec 2.4, 3f).
+//! BroadcastJob (upstream `pkg/controller/broadcastjob`).
 
 /// Label on BroadcastJob pods: the job name.
 pub const JOB_NAME_LABEL: &str = "broadcastjob-name";

@@ -1,4 +1,4 @@
-//! CloneSet (spec 1.3, 2.1).
+//! CloneSet (upstream `apis/apps/v1alpha1/cloneset_types.go`, `well_known_labels.go`).
 
 /// Label on CloneSet pods and their PVCs: the instance id, 5 characters from
 /// [`INSTANCE_ID_ALPHABET`]. Pod name = `<cloneset>-<id>`, PVC name = `<template>-<cloneset>-<id>`.

@@ -1,4 +1,4 @@
-//! AdvancedCronJob (spec 2.4, 3e).
+//! AdvancedCronJob (upstream `pkg/controller/advancedcronjob`).
 
 /// Annotation on a child Job, BroadcastJob or ImageListPullJob: the scheduled time, RFC 3339 in the
 /// schedule's time zone.

@@ -1,4 +1,4 @@
-//! ContainerRecreateRequest (spec 2.3).
+//! ContainerRecreateRequest (upstream `apis/apps/v1alpha1/containerrecreaterequest_types.go`).
 
 /// Label on a CRR (immutable): the UID of the pod it acts on.
 pub const POD_UID_LABEL: &str = "crr.apps.kruise.io/pod-uid";

@@ -1,4 +1,4 @@
-//! Advanced DaemonSet (spec 1.3, 1.4).
+//! Advanced DaemonSet (upstream `apis/apps/v1alpha1/daemonset_types.go`, `daemonset_conversion.go`).
 
 /// Annotation on a v1alpha1 Advanced DaemonSet: `"true"` limits pod creation by the partition. The v1beta1
 /// form is `spec.scaleStrategy.partitionedScaling`.

@@ -1,4 +1,4 @@
-//! ImagePullJob, ImageListPullJob and NodeImage (spec 2.4, 3f).
+//! ImagePullJob, ImageListPullJob and NodeImage (upstream `pkg/controller/imagepulljob`, kruise-daemon).
 
 /// Finalizer protecting an ImagePullJob from garbage collection.
 pub const DELETION_PROTECTION_FINALIZER: &str = "apps.kruise.io/deletion-protection";

@@ -1,4 +1,4 @@
-//! In-place update (spec 2.1, 3a).
+//! In-place update (upstream `apis/apps/pub/inplace_update.go`, `pkg/util/inplaceupdate`).
 
 /// Readiness gate and pod condition type: `False` (reason [`START_INPLACE_UPDATE_REASON`]) while a pod is
 /// being updated in place, `True` once the update completed.

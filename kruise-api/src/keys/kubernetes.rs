@@ -1,4 +1,4 @@
-//! Kubernetes' own keys that OpenKruise reads or writes with specific meanings (spec 2.1).
+//! Kubernetes' own keys that OpenKruise reads or writes with specific meanings.
 
 /// Label on pods and ControllerRevisions: the revision. CloneSet writes the full revision name
 /// `<cloneset>-<hash>` (or only the hash with the `CloneSetShortHash` gate), Advanced StatefulSet the

@@ -1,4 +1,4 @@
-//! Container launch priority (spec 2.1).
+//! Container launch priority (upstream `apis/apps/pub/launch_priority.go`).
 
 /// Annotation on a pod: set to [`LAUNCH_ORDERED`] to start containers in declaration order.
 pub const LAUNCH_PRIORITY_ANNOTATION: &str = "apps.kruise.io/container-launch-priority";

@@ -1,4 +1,4 @@
-//! Pod lifecycle hooks (spec 2.1, 3d).
+//! Pod lifecycle hooks (upstream `apis/apps/pub/lifecycle.go`).
 
 /// Label: the pod's lifecycle state, one of the [`LifecycleStateType`](crate::lifecycle::LifecycleStateType)
 /// values. Absent or empty means "no state" and counts like `Normal` for availability. Written by the

@@ -1,4 +1,4 @@
-//! PersistentPodState (spec 2.4).
+//! PersistentPodState (upstream `apis/apps/v1alpha1/persistentpodstate_types.go`).
 
 /// Annotation on a workload: `"true"` makes Kruise create a PersistentPodState for it.
 pub const AUTO_GENERATE_ANNOTATION: &str = "kruise.io/auto-generate-persistent-pod-state";

@@ -1,4 +1,5 @@
-//! PodProbeMarker, NodePodProbe and enhanced liveness (spec 2.4).
+//! PodProbeMarker, NodePodProbe and enhanced liveness (upstream `well_know_annotations.go` and the
+//! PodProbeMarker types).
 
 /// Annotation on a serverless pod: JSON list of probes.
 pub const POD_PROBE_ANNOTATION: &str = "kruise.io/podprobe";

@@ -1,4 +1,5 @@
-//! The multi-writer `KruisePodReady` readiness gate and the "unavailable" label prefix (spec 1.2, 2.1, 3d).
+//! The multi-writer `KruisePodReady` readiness gate and the "unavailable" label prefix (upstream
+//! `apis/apps/pub/pod_readiness_gate.go`, `pkg/util/podreadiness`).
 
 /// Readiness gate and pod condition type. The condition's `message` is a JSON array of
 /// [`PodNotReadyEntry`](crate::annotations::PodNotReadyEntry) sorted by user agent then key; the status is

@@ -1,4 +1,4 @@
-//! PodUnavailableBudget and deletion protection (spec 2.4).
+//! PodUnavailableBudget and deletion protection (upstream `apis/policy` types and `pkg/control/pubcontrol`).
 
 /// Annotation on a v1alpha1 PodUnavailableBudget (deprecated in v1beta1): comma list of `DELETE`, `UPDATE`,
 /// `EVICT`, `RESIZE`; absent means `DELETE,UPDATE,EVICT`. The v1beta1 form is `spec.protectOperations`.

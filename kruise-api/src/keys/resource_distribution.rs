@@ -1,4 +1,4 @@
-//! ResourceDistribution (spec 2.4).
+//! ResourceDistribution (upstream `pkg/webhook/resourcedistribution`).
 
 /// Annotation on a distributed resource: the hash code of the source resource.
 pub const RESOURCE_HASH_CODE_ANNOTATION: &str = "kruise.io/resourcedistribution.resource.hashcode";

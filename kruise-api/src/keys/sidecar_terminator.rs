@@ -1,4 +1,4 @@
-//! Job sidecar terminator (spec 2.4).
+//! Job sidecar terminator (upstream `well_known_labels.go`, `pkg/controller/sidecarterminator`).
 
 /// Container env var `"true"`: stop this sidecar (through a ContainerRecreateRequest) once the Job's main
 /// containers have finished.

@@ -1,4 +1,4 @@
-//! SidecarSet (spec 2.2).
+//! SidecarSet (upstream `pkg/control/sidecarcontrol/util.go`, `util_hotupgrade.go`).
 
 /// Annotation on a SidecarSet: its hash (64 characters from the safe-encoding alphabet). On a **pod** the same
 /// key holds a JSON map SidecarSet name → [`SidecarSetHashEntry`](crate::annotations::SidecarSetHashEntry).

@@ -1,4 +1,4 @@
-//! Advanced StatefulSet (spec 1.3, 2.4).
+//! Advanced StatefulSet (upstream `apis/apps/v1beta1/statefulset_types.go`).
 
 /// Annotation on a PVC: the PVC is owned by an Advanced StatefulSet.
 pub const OWNED_BY_ASTS_ANNOTATION: &str = "apps.kruise.io/owned-by-asts";

@@ -1,4 +1,4 @@
-//! UnitedDeployment (spec 2.4).
+//! UnitedDeployment (upstream `well_known_labels.go`).
 
 /// Label on a pod: the pod is reserved by a UnitedDeployment (adaptive scheduling).
 pub const RESERVED_POD_LABEL: &str = "apps.kruise.io/united-deployment-reserved-pod";

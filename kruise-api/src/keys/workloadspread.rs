@@ -1,4 +1,4 @@
-//! WorkloadSpread (spec 2.4).
+//! WorkloadSpread (upstream `pkg/util/workloadspread`, `pkg/controller/workloadspread`).
 
 /// Annotation on a pod: JSON [`MatchedWorkloadSpread`](crate::annotations::MatchedWorkloadSpread).
 pub const MATCHED_WORKLOADSPREAD_ANNOTATION: &str = "apps.kruise.io/matched-workloadspread";

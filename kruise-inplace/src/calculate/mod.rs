@@ -1,5 +1,5 @@
 //! Whether a pod can move from one revision to another in place, and what to change (upstream's
-//! `defaultCalculateInPlaceUpdateSpec`, spec 3a).
+//! `defaultCalculateInPlaceUpdateSpec`).
 //!
 //! The RFC 6902 diff between the two revisions' data ([`crate::json_diff`], operation for operation
 //! `json_patch::diff`) decides:

@@ -1,5 +1,6 @@
-//! AdvancedCronJob decisions (spec 3e): from the AdvancedCronJob, its children and `now`, the status to
-//! write, the finished children to delete, whether and what to run, and when to look again.
+//! AdvancedCronJob decisions (upstream `pkg/controller/advancedcronjob`): from the AdvancedCronJob, its children
+//! and `now`, the status to write, the finished children to delete, whether and what to run, and when to look
+//! again.
 //!
 //! One reconcile is [`plan`]. It follows upstream's order: status (type, active children, last schedule
 //! time from the children's `apps.kruise.io/scheduled-at`), history cleanup, `paused`, the schedule (with

@@ -1,6 +1,6 @@
-//! BroadcastJob decisions (spec 3f): from the job, its pods, the nodes and `now`, which pods to create
-//! (one per eligible node, pinned to it) or delete, the status to write (counts, phase, conditions, start
-//! and completion times), whether to pause the job or delete it (TTL), and when to look again.
+//! BroadcastJob decisions (upstream `pkg/controller/broadcastjob`): from the job, its pods, the nodes and `now`,
+//! which pods to create (one per eligible node, pinned to it) or delete, the status to write (counts, phase,
+//! conditions, start and completion times), whether to pause the job or delete it (TTL), and when to look again.
 //!
 //! One reconcile is [`plan`]. In order:
 //! 1. a finished job (a `Complete` or `Failed` condition, unless `completionPolicy: Never`) only waits for

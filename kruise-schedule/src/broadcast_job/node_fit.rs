@@ -1,5 +1,5 @@
-//! Which nodes a BroadcastJob's pod fits on (spec 3f): the predicates upstream runs against a pod pinned
-//! to each node, reusing the DaemonSet planner's node affinity and taint code.
+//! Which nodes a BroadcastJob's pod fits on (upstream `pkg/controller/broadcastjob`): the predicates upstream runs
+//! against a pod pinned to each node, reusing the DaemonSet planner's node affinity and taint code.
 //!
 //! A node fits when:
 //! 1. the template's `spec.nodeName`, if set, names it;

@@ -231,7 +231,7 @@ impl fmt::Display for Target {
     }
 }
 
-/// The rule of spec 3b that chose an action.
+/// The rule of upstream's CloneSet controller that chose an action.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Rule {

@@ -1,5 +1,5 @@
 //! [`PodFactsCache`]: the per-pod facts of a CloneSet's pods kept between reconciles, so that a plan does not
-//! re-read every pod (spec 3b "inputs"; the planner's incremental path).
+//! re-read every pod (the inputs of upstream's `calculateDiffsWithExpectation`; the planner's incremental path).
 
 use std::collections::HashMap;
 use std::fmt;

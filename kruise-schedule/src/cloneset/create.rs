@@ -1,5 +1,5 @@
 //! New pods and claims for scale-up (upstream `NewVersionedPods`, `GetPersistentVolumeClaims`,
-//! `getOrGenAvailableIDs`), spec 3b step 4.
+//! `getOrGenAvailableIDs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

@@ -1,5 +1,5 @@
-//! Upstream's `calculateDiffsWithExpectation` (spec 3b): how many pods to create, delete and update, and the
-//! budgets for doing so.
+//! Upstream's `calculateDiffsWithExpectation` (`pkg/controller/cloneset/sync/cloneset_scale.go`): how many pods to
+//! create, delete and update, and the budgets for doing so.
 
 use std::fmt;
 

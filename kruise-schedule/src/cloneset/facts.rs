@@ -1,5 +1,5 @@
 //! One pass over the pods: the compact facts every later step reads, so that no step walks the pods' maps
-//! again (spec 3b "inputs").
+//! again (the inputs of upstream's `calculateDiffsWithExpectation`).
 //!
 //! A pod's facts come in two layers. [`RawFacts`] depend on the pod alone (labels, conditions, phase, …);
 //! [`PodFacts`] add what depends on the CloneSet, its revisions and `now` (revision match, specified

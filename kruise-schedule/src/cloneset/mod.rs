@@ -1,4 +1,5 @@
-//! The CloneSet planner: one reconcile of upstream's CloneSet controller as a pure function (spec 3b).
+//! The CloneSet planner: one reconcile of upstream's CloneSet controller as a pure function
+//! (upstream `pkg/controller/cloneset/sync`).
 //!
 //! [`plan`] reads a [`PlanInput`] (the CloneSet, its pods and claims, the current and update revisions,
 //! nodes, `now`, [`Options`]) and an [`InstanceIds`] source, and returns a [`Plan`]: the [`Diff`] (upstream's

@@ -1,4 +1,4 @@
-//! The scale step (upstream `Scale`), spec 3b: cancel deletions on scale-up, create pods, delete
+//! The scale step (upstream `Scale` in `cloneset_scale.go`): cancel deletions on scale-up, create pods, delete
 //! `PreparingDelete` and specified pods, and scale down by the deletion ranking.
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,4 +1,4 @@
-//! The numbers and switches a CloneSet's spec gives the planner (spec 3b "inputs"), read once.
+//! The numbers and switches a CloneSet's spec gives the planner, read once.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::{

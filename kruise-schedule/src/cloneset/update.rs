@@ -1,5 +1,6 @@
-//! The update step (upstream `Update`), spec 3b: refresh every pod, then pick the pods to move to the target
-//! revision, order them, limit them by `updateMaxUnavailable`, and update each in place or by recreation.
+//! The update step (upstream `Update` in `pkg/controller/cloneset/sync/cloneset_update.go`): refresh every pod,
+//! then pick the pods to move to the target revision, order them, limit them by `updateMaxUnavailable`, and update
+//! each in place or by recreation.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

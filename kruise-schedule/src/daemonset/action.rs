@@ -131,7 +131,7 @@ pub enum ReplaceHow {
     DeleteNotInPlace(String),
 }
 
-/// The rule of spec 3b that chose an action.
+/// The rule of upstream's Advanced DaemonSet controller that chose an action.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Rule {

@@ -1,5 +1,5 @@
 //! The Advanced DaemonSet planner: one reconcile of upstream's DaemonSet controller as a pure function
-//! (spec 3b "Advanced DaemonSet").
+//! (upstream `pkg/controller/daemonset`).
 //!
 //! [`plan`] reads a [`PlanInput`] (the DaemonSet, its pods, every node, the update hash and known revisions,
 //! `now`, [`Options`]) and returns a [`Plan`]: the [`Action`]s of the step that acts — each with the [`Rule`]

@@ -1,4 +1,4 @@
-//! Which nodes should run a daemon pod (upstream `nodeShouldRunDaemonPod`), spec 3b.
+//! Which nodes should run a daemon pod (upstream `nodeShouldRunDaemonPod`).
 //!
 //! The daemon pod is the template's pod with the default daemon tolerations added
 //! ([`super::toleration::with_daemon_tolerations`]), so an unschedulable node (tainted

@@ -1,4 +1,4 @@
-//! The numbers and switches an Advanced DaemonSet's spec gives the planner (spec 3b), with upstream's
+//! The numbers and switches an Advanced DaemonSet's spec gives the planner, with upstream's
 //! scalers: `maxUnavailable` / `maxSurge` are the safe scaler rounding **up** over the nodes that should run
 //! the pod, with maxUnavailable 1 when both are 0; `partition` is the safe scaler rounding **down** over
 //! `status.desiredNumberScheduled`; `burstReplicas` (default 250) rounds down over the same.

@@ -1,4 +1,4 @@
-//! Which nodes the rolling update may touch, in order (upstream `filterDaemonPodsNodeToUpdate`, spec 3b).
+//! Which nodes the rolling update may touch, in order (upstream `filterDaemonPodsNodeToUpdate`).
 //!
 //! The nodes that should run the pod are taken by name, descending, and classified:
 //! * **updated**: a pod at the update revision, or more than one pod of a kind;

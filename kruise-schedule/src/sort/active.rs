@@ -1,5 +1,5 @@
 //! Kubernetes' `ActivePods` order, the default order in which CloneSet and SidecarSet update pods ("smaller"
-//! is updated first), spec 3.0:
+//! is updated first), as `kubecontroller.ActivePods.Less` sorts:
 //!
 //! 1. unscheduled before scheduled (only when exactly one has no node);
 //! 2. `Pending` < `Unknown` < `Running` (other phases count as `Pending`);

@@ -1,4 +1,5 @@
-//! CloneSet's scale-down ranking (upstream `ActivePodsWithRanks`), spec 3b; "smaller" is deleted first:
+//! CloneSet's scale-down ranking (upstream `ActivePodsWithRanks` in `pkg/controller/cloneset/utils/pod_sorter.go`);
+//! "smaller" is deleted first:
 //!
 //! 1. unscheduled before scheduled (only when exactly one has no node);
 //! 2. `Pending` < `Unknown` < `Running` (other phases count as `Pending`);

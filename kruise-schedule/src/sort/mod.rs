@@ -1,4 +1,4 @@
-//! Pod orderings of the planners (spec 3.0 and 3b), deterministic: where upstream sorts with Go's unstable
+//! Pod orderings of the planners, deterministic: where upstream sorts with Go's unstable
 //! sort, ties here are broken by pod name, so equal inputs always give equal orders.
 //!
 //! * [`active`]: the default update order (Kubernetes `ActivePods`): unscheduled, pending, not ready,

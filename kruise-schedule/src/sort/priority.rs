@@ -1,4 +1,4 @@
-//! The update priority sorter (upstream `updatesort.PrioritySorter`), spec 3b.
+//! The update priority sorter (upstream `updatesort.PrioritySorter`).
 //!
 //! * `weightPriority`: a pod's weight is the sum of the weights of the terms whose selector matches its labels
 //!   (terms with an invalid selector are skipped); higher weights first.

@@ -1,4 +1,4 @@
-//! The scatter sorter (upstream `updatesort.ScatterSorter`), spec 3b: pods matching a `key=value` term are
+//! The scatter sorter (upstream `updatesort.ScatterSorter`): pods matching a `key=value` term are
 //! spread evenly among the others, so that an update batch does not take them all at once.
 //!
 //! * With one term it is used as is. With several, each is counted over the pods being sorted (label present

@@ -243,7 +243,7 @@ pub enum UpdateHow {
     RecreateRequired(String),
 }
 
-/// The rule of spec 3b that chose an action.
+/// The rule of upstream's Advanced StatefulSet controller that chose an action.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Rule {

@@ -1,5 +1,5 @@
 //! The Advanced StatefulSet planner: one reconcile of upstream's Advanced StatefulSet controller as a pure
-//! function (spec 3b).
+//! function (upstream `pkg/controller/statefulset/stateful_set_control.go`).
 //!
 //! [`plan`] reads a [`PlanInput`] (the StatefulSet, its pods and claims, the current and update revisions,
 //! `now`, [`Options`]) and returns a [`Plan`]: the [`Action`]s to take in order — each with the [`Rule`]

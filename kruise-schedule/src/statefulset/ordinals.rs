@@ -1,5 +1,5 @@
-//! Ordinals of an Advanced StatefulSet (spec 3b): a pod's ordinal from its name, the reserved ordinals
-//! (`spec.reserveOrdinals`), and the range of ordinals the StatefulSet keeps pods on.
+//! Ordinals of an Advanced StatefulSet (upstream `stateful_set_utils.go`): a pod's ordinal from its name, the
+//! reserved ordinals (`spec.reserveOrdinals`), and the range of ordinals the StatefulSet keeps pods on.
 //!
 //! ```
 //! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -1,4 +1,4 @@
-//! The slot walk and the condemned pods (upstream `processReplica`, `processCondemned`), spec 3b: create
+//! The slot walk and the condemned pods (upstream `processReplica`, `processCondemned`): create
 //! missing pods, delete finished ones, and in `OrderedReady` (monotonic) mode go one pod at a time, waiting
 //! for each to be Running and available; delete condemned pods from the highest ordinal down.
 

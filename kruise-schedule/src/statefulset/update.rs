@@ -1,4 +1,4 @@
-//! The rolling update (upstream `rollingUpdateStatefulsetPods`), spec 3b: refresh every pod; count the
+//! The rolling update (upstream `rollingUpdateStatefulsetPods`): refresh every pod; count the
 //! unavailable slots; delete specified-delete pods within `maxUnavailable`; order the slots (descending slot
 //! index down to the partition, or by priority with `unorderedUpdate`); update each old pod in place or by
 //! recreation until `maxUnavailable` is reached.

@@ -1,4 +1,4 @@
-//! AdvancedCronJob v1alpha1 (spec 1.3, 1.5, 3e): v1beta1 without `imageListPullJobTemplate`.
+//! AdvancedCronJob v1alpha1: v1beta1 without `imageListPullJobTemplate`.
 
 use k8s_openapi::api::batch::v1::JobTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

@@ -1,4 +1,4 @@
-//! BroadcastJob v1alpha1 (spec 1.3, 3f): the same shape as v1beta1.
+//! BroadcastJob v1alpha1: the same shape as v1beta1.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

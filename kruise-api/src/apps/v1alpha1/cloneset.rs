@@ -1,4 +1,5 @@
-//! CloneSet v1alpha1 (spec 1.3, 1.5).
+//! CloneSet v1alpha1 (upstream `apis/apps/v1alpha1/cloneset_types.go`, with the fields
+//! upstream HEAD added after v1.8).
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;

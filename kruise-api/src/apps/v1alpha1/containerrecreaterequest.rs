@@ -1,4 +1,4 @@
-//! `ContainerRecreateRequest` v1alpha1 (spec 1.3, 2.3): the status has no conditions and no snapshot; those
+//! `ContainerRecreateRequest` v1alpha1: the status has no conditions and no snapshot; those
 //! live in the annotations `crr.apps.kruise.io/unready-acquired` and
 //! `crr.apps.kruise.io/sync-container-statuses`.
 

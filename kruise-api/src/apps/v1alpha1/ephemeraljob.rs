@@ -1,4 +1,4 @@
-//! EphemeralJob (v1alpha1 only; spec 1.3): adds ephemeral containers (for debugging or one-off tasks) to
+//! EphemeralJob (v1alpha1 only): adds ephemeral containers (for debugging or one-off tasks) to
 //! matching running pods and tracks them like a job.
 
 use k8s_openapi::api::core::v1::EphemeralContainer;

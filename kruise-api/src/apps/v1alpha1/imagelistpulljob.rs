@@ -1,4 +1,4 @@
-//! ImageListPullJob v1alpha1 (spec 1.3, 3f): the same shape as v1beta1.
+//! ImageListPullJob v1alpha1: the same shape as v1beta1.
 
 use kube::CustomResource;
 use schemars::JsonSchema;

@@ -1,4 +1,4 @@
-//! ImagePullJob v1alpha1 (spec 1.3, 3f): the same shape as v1beta1, plus the MESSAGE printer column.
+//! ImagePullJob v1alpha1: the same shape as v1beta1, plus the MESSAGE printer column.
 
 use kube::CustomResource;
 use schemars::JsonSchema;

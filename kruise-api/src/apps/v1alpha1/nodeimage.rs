@@ -1,4 +1,4 @@
-//! NodeImage v1alpha1 (spec 1.3, 1.5, 3f): v1beta1 without the pull secrets' `mode`.
+//! NodeImage v1alpha1: v1beta1 without the pull secrets' `mode`.
 
 use std::collections::BTreeMap;
 

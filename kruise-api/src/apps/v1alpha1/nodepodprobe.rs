@@ -1,4 +1,4 @@
-//! NodePodProbe (v1alpha1 only; spec 1.3): the probes kruise-daemon runs on one node, written by the
+//! NodePodProbe (v1alpha1 only): the probes kruise-daemon runs on one node, written by the
 //! PodProbeMarker controller, and their results.
 
 use k8s_openapi::api::core::v1::Probe;

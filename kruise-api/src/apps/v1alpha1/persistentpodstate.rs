@@ -1,4 +1,4 @@
-//! PersistentPodState v1alpha1 (spec 1.3, 1.4).
+//! PersistentPodState v1alpha1 (upstream `apis/apps/v1alpha1/persistentpodstate_types.go`).
 
 use kube::CustomResource;
 use schemars::JsonSchema;

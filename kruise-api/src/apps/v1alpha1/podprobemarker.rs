@@ -1,4 +1,4 @@
-//! PodProbeMarker (v1alpha1 only; spec 1.3): custom probes for the containers of matching pods, whose results
+//! PodProbeMarker (v1alpha1 only): custom probes for the containers of matching pods, whose results
 //! become pod conditions, labels and annotations.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! ResourceDistribution v1alpha1 (spec 1.3, 1.4).
+//! ResourceDistribution v1alpha1 (upstream `apis/apps/v1alpha1/resourcedistribution_types.go`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use kube::CustomResource;

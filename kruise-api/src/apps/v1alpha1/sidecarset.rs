@@ -1,4 +1,4 @@
-//! `SidecarSet` v1alpha1 (spec 1.3, 1.5): the v1.8 shape with HEAD's `shareVolumeDevicePolicy` and
+//! `SidecarSet` v1alpha1: the v1.8 shape with HEAD's `shareVolumeDevicePolicy` and
 //! `resourcesPolicy` on sidecar containers.
 
 use k8s_openapi::api::core::v1::{LocalObjectReference, Volume};

@@ -1,4 +1,4 @@
-//! Advanced StatefulSet v1alpha1 (spec 1.3): the subset of the v1beta1 shape that upstream still serves as
+//! Advanced StatefulSet v1alpha1: the subset of the v1beta1 shape that upstream still serves as
 //! v1alpha1 (no reserved ordinals, lifecycle, scale strategy, claim retention, ordinals or claim statuses).
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};

@@ -1,4 +1,4 @@
-//! UnitedDeployment v1alpha1 (spec 1.3, 1.5): the v1.8 shape plus the HEAD additions (`reservedPods`, subset
+//! UnitedDeployment v1alpha1: the v1.8 shape plus the HEAD additions (`reservedPods`, subset
 //! `readyReplicas`/`reservedPods`, adaptive `reserveUnschedulablePods` and `unschedulableDuration`, kept
 //! next to v1.8's `unschedulableLastSeconds`).
 

@@ -1,4 +1,4 @@
-//! WorkloadSpread v1alpha1 (spec 1.3, 1.4).
+//! WorkloadSpread v1alpha1 (upstream `apis/apps/v1alpha1/workloadspread_types.go`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! AdvancedCronJob v1beta1 (spec 1.3, 3e).
+//! AdvancedCronJob v1beta1 (upstream `apis/apps/v1beta1/advancedcronjob_types.go`).
 
 use k8s_openapi::api::batch::v1::JobTemplateSpec;
 use k8s_openapi::api::core::v1::ObjectReference;

@@ -1,4 +1,4 @@
-//! BroadcastJob v1beta1 (spec 1.3, 3f).
+//! BroadcastJob v1beta1 (upstream `apis/apps/v1beta1/broadcastjob_types.go`).
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

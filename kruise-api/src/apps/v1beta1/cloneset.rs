@@ -1,4 +1,4 @@
-//! CloneSet v1beta1 (spec 1.3, 1.4).
+//! CloneSet v1beta1 (upstream `apis/apps/v1beta1/cloneset_types.go`).
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};

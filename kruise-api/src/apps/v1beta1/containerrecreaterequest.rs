@@ -1,4 +1,5 @@
-//! `ContainerRecreateRequest` v1beta1 (spec 1.3, 1.4, 2.3, 3f).
+//! `ContainerRecreateRequest` v1beta1 (upstream
+//! `apis/apps/v1beta1/containerrecreaterequest_types.go`).
 //!
 //! Everything but the top-level spec and the status is identical in both versions and re-exported by
 //! [`v1alpha1`](crate::apps::v1alpha1).

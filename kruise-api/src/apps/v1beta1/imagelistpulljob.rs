@@ -1,4 +1,4 @@
-//! ImageListPullJob v1beta1 (spec 1.3, 3f).
+//! ImageListPullJob v1beta1 (upstream `apis/apps/v1beta1/imagelistpulljob_types.go`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::CustomResource;

@@ -1,4 +1,4 @@
-//! ImagePullJob v1beta1 (spec 1.3, 3f).
+//! ImagePullJob v1beta1 (upstream `apis/apps/v1beta1/imagepulljob_types.go`).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -1,4 +1,4 @@
-//! NodeImage v1beta1 (spec 1.3, 3f).
+//! NodeImage v1beta1 (upstream `apis/apps/v1beta1/nodeimage_types.go`).
 
 use std::collections::BTreeMap;
 

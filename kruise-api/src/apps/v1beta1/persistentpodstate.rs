@@ -1,4 +1,4 @@
-//! PersistentPodState v1beta1 (spec 1.3, 1.4): remembers where the pods of a StatefulSet ran (node topology)
+//! PersistentPodState v1beta1: remembers where the pods of a StatefulSet ran (node topology)
 //! and some of their annotations, so that a recreated pod lands in the same place and gets them back.
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! ResourceDistribution v1beta1 (spec 1.3, 1.4): copies one Secret or ConfigMap into many namespaces and keeps
+//! ResourceDistribution v1beta1: copies one Secret or ConfigMap into many namespaces and keeps
 //! the copies in sync.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};

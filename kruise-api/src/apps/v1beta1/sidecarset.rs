@@ -1,4 +1,4 @@
-//! `SidecarSet` v1beta1 (spec 1.3, 1.4, 3c).
+//! `SidecarSet` v1beta1 (upstream `apis/apps/v1beta1/sidecarset_types.go`).
 //!
 //! The types below [`SidecarSetSpec`] are identical in both versions and re-exported by
 //! [`v1alpha1`](crate::apps::v1alpha1).

@@ -1,4 +1,5 @@
-//! Advanced StatefulSet v1beta1 (spec 1.3): the storage version since upstream v1.8.
+//! Advanced StatefulSet v1beta1 (upstream `apis/apps/v1beta1/statefulset_types.go`): the storage version since
+//! upstream v1.8.
 
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};

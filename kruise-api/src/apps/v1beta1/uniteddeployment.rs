@@ -1,4 +1,4 @@
-//! UnitedDeployment v1beta1 (spec 1.3, 1.4).
+//! UnitedDeployment v1beta1 (upstream `apis/apps/v1beta1/uniteddeployment_types.go`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,4 @@
-//! WorkloadSpread v1beta1 (spec 1.3, 1.4): spreads the pods of an existing workload over subsets of nodes,
+//! WorkloadSpread v1beta1: spreads the pods of an existing workload over subsets of nodes,
 //! with a maximum per subset, through the pod admission webhook.
 
 use std::collections::BTreeMap;

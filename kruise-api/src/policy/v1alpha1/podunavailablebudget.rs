@@ -1,5 +1,6 @@
-//! `PodUnavailableBudget` v1alpha1 (spec 1.3, 2.4): the operations to guard and the replicas to protect are
-//! the annotations `kruise.io/pub-protect-operations` and `pub.kruise.io/protect-total-replicas`.
+//! `PodUnavailableBudget` v1alpha1 (upstream `apis/policy/v1alpha1/podunavailablebudget_types.go`): the operations
+//! to guard and the replicas to protect are the annotations `kruise.io/pub-protect-operations` and
+//! `pub.kruise.io/protect-total-replicas`.
 
 use std::collections::BTreeMap;
 

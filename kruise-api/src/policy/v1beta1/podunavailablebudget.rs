@@ -1,4 +1,4 @@
-//! `PodUnavailableBudget` v1beta1 (spec 1.3, 1.4, 2.4).
+//! `PodUnavailableBudget` v1beta1 (upstream `apis/policy/v1beta1/podunavailablebudget_types.go`).
 
 use std::collections::BTreeMap;
 
