@@ -7,7 +7,9 @@
 //! * [`crd`]: the CustomResourceDefinitions, ready to install.
 //! * [`keys`]: every well-known label, annotation, condition, env var and finalizer; [`annotations`]: the JSON
 //!   values of the annotations; [`lifecycle`], [`inplace`], [`update_priority`], [`scatter`]: the types shared
-//!   by several kinds; [`pod`]: small pod facts (ready, available, revision match).
+//!   by several kinds; [`pod`]: small pod facts (ready, available, revision match); [`pod_condition`]: writing pod
+//!   conditions and recomputing `Ready` from readiness gates as upstream does; [`feature_gate`]: upstream's
+//!   `--feature-gates` lists and their one error type.
 //!
 //! The crate does no I/O and enables no `k8s-openapi` version feature: pick one in your binary.
 //!
@@ -43,6 +45,7 @@ pub mod apps;
 pub mod convert;
 pub mod crd;
 pub mod defaults;
+pub mod feature_gate;
 pub mod image;
 pub mod inplace;
 pub mod keys;
@@ -51,6 +54,7 @@ pub mod lifecycle;
 pub mod omitempty;
 mod open_enum;
 pub mod pod;
+pub mod pod_condition;
 pub mod policy;
 pub mod scatter;
 pub mod schema;

@@ -1,14 +1,11 @@
 //! The `InPlaceUpdateReady` readiness gate and condition, and the `Ready` recomputation upstream does when it
-//! sets a gate condition to `False`.
+//! sets a gate condition to `False` (through [`kruise_api::pod_condition`]).
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::keys::inplace::{INPLACE_UPDATE_READY, START_INPLACE_UPDATE_REASON};
-
-const READY: &str = "Ready";
-const CONTAINERS_READY: &str = "ContainersReady";
-const READINESS_GATES_NOT_READY: &str = "ReadinessGatesNotReady";
+use kruise_api::pod::condition;
+use kruise_api::pod_condition::{condition_time, set_condition, set_ready_condition};
 
 /// Whether the pod has the `InPlaceUpdateReady` readiness gate.
 #[must_use]
@@ -44,7 +41,7 @@ pub fn not_ready_condition(now: Timestamp) -> PodCondition {
         type_: INPLACE_UPDATE_READY.to_owned(),
         status: "False".to_owned(),
         reason: Some(START_INPLACE_UPDATE_REASON.to_owned()),
-        last_transition_time: Some(Time(now)),
+        last_transition_time: Some(condition_time(now)),
         ..PodCondition::default()
     }
 }
@@ -55,18 +52,9 @@ pub fn ready_condition(now: Timestamp) -> PodCondition {
     PodCondition {
         type_: INPLACE_UPDATE_READY.to_owned(),
         status: "True".to_owned(),
-        last_transition_time: Some(Time(now)),
+        last_transition_time: Some(condition_time(now)),
         ..PodCondition::default()
     }
-}
-
-fn condition<'a>(pod: &'a Pod, type_: &str) -> Option<&'a PodCondition> {
-    pod.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|condition| condition.type_ == type_)
 }
 
 /// Upstream's `updateCondition` on a pod in memory: nothing when the pod has the condition with the same status,
@@ -86,90 +74,6 @@ pub(crate) fn update_condition(pod: &mut Pod, new: PodCondition, now: Timestamp)
     if set_ready {
         set_ready_condition(pod, now);
     }
-}
-
-/// Upstream's `SetPodCondition`: append when missing, replace only when the status differs.
-fn set_condition(pod: &mut Pod, new: PodCondition) {
-    let conditions = pod
-        .status
-        .get_or_insert_with(Default::default)
-        .conditions
-        .get_or_insert_with(Vec::new);
-    match conditions.iter_mut().find(|old| old.type_ == new.type_) {
-        Some(old) if old.status != new.status => *old = new,
-        Some(_) => {}
-        None => conditions.push(new),
-    }
-}
-
-/// Upstream's `SetPodReadyCondition`: when `Ready` exists and `ContainersReady` is `True`, `Ready` becomes
-/// `False` (reason `ReadinessGatesNotReady`, a message per gate) if some readiness gate condition is missing or
-/// not `True`, else `True`.
-fn set_ready_condition(pod: &mut Pod, now: Timestamp) {
-    if condition(pod, READY).is_none()
-        || condition(pod, CONTAINERS_READY).is_none_or(|ready| ready.status != "True")
-    {
-        return;
-    }
-    let gates: Vec<String> = pod
-        .spec
-        .as_ref()
-        .and_then(|spec| spec.readiness_gates.as_ref())
-        .map(|gates| {
-            gates
-                .iter()
-                .map(|gate| gate.condition_type.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let messages: Vec<String> = gates
-        .iter()
-        .filter_map(|gate| match condition(pod, gate) {
-            None => Some(format!(
-                "corresponding condition of pod readiness gate {} does not exist.",
-                go_quote(gate)
-            )),
-            Some(found) if found.status != "True" => Some(format!(
-                "the status of pod readiness gate {} is not \"True\", but {}",
-                go_quote(gate),
-                found.status
-            )),
-            Some(_) => None,
-        })
-        .collect();
-    let ready = if messages.is_empty() {
-        PodCondition {
-            type_: READY.to_owned(),
-            status: "True".to_owned(),
-            last_transition_time: Some(Time(now)),
-            ..PodCondition::default()
-        }
-    } else {
-        PodCondition {
-            type_: READY.to_owned(),
-            status: "False".to_owned(),
-            reason: Some(READINESS_GATES_NOT_READY.to_owned()),
-            message: Some(messages.join(", ")),
-            ..PodCondition::default()
-        }
-    };
-    set_condition(pod, ready);
-}
-
-/// Go's `%q` for the plain strings condition types are.
-fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&c.escape_default().to_string()),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

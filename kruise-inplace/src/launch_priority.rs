@@ -239,5 +239,38 @@ mod tests {
             webhook_priorities(&bad, None).unwrap_err().to_string(),
             "container a: KRUISE_CONTAINER_PRIORITY=\"high\" is not an integer"
         );
+        let lowercase: BTreeMap<String, String> =
+            [(LAUNCH_PRIORITY_ANNOTATION.to_owned(), "ordered".to_owned())].into();
+        assert_eq!(webhook_priorities(&three, Some(&lowercase)).unwrap(), None);
+        let ordered_over_envs = spec(vec![container("a", Some("5")), container("b", Some("9"))]);
+        assert_eq!(
+            webhook_priorities(&ordered_over_envs, Some(&ordered)).unwrap(),
+            Some(vec![0, -1])
+        );
+        let zero = spec(vec![container("a", Some("0")), container("b", None)]);
+        assert_eq!(webhook_priorities(&zero, None).unwrap(), None);
+        let signed = spec(vec![container("a", Some("+2")), container("b", Some("1"))]);
+        assert_eq!(webhook_priorities(&signed, None).unwrap(), Some(vec![2, 1]));
+        let negative = spec(vec![container("a", Some("10")), container("b", None), container("c", Some("-3"))]);
+        assert_eq!(webhook_priorities(&negative, None).unwrap(), Some(vec![10, 0, -3]));
+    }
+
+    #[test]
+    fn priorities_read_like_go_atoi() {
+        for bad in ["", "1.5", "ten", "9223372036854775808", " 1", "1_000", "0x10"] {
+            let pod = PodSpec {
+                containers: vec![container("a", Some(bad)), container("b", Some("1"))],
+                ..PodSpec::default()
+            };
+            let error = webhook_priorities(&pod, None).unwrap_err();
+            assert_eq!(
+                error,
+                PriorityError {
+                    container: "a".into(),
+                    value: bad.into()
+                },
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+use kruise_api::feature_gate::FeatureGateSet;
+pub use kruise_api::feature_gate::FeatureGateError;
+
 /// Upstream feature gates that change in-place updates. [`Default`] is upstream's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FeatureGates {
@@ -27,24 +30,6 @@ impl Default for FeatureGates {
     }
 }
 
-/// A `--feature-gates` entry that is not understood.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FeatureGateError {
-    /// The name is not one of the gates this crate knows.
-    #[error("unknown feature gate {name:?} (known: {known})", known = FeatureGates::NAMES.join(", "))]
-    Unknown {
-        /// The name given.
-        name: String,
-    },
-    /// The entry is not `Name=true` or `Name=false`.
-    #[error("invalid feature gate setting {entry:?}: expected Name=true or Name=false")]
-    Invalid {
-        /// The entry given.
-        entry: String,
-    },
-}
-
 impl FeatureGates {
     /// Upstream's name of [`Self::in_place_update_env_from_metadata`].
     pub const ENV_FROM_METADATA: &'static str = "InPlaceUpdateEnvFromMetadata";
@@ -64,20 +49,7 @@ impl FeatureGates {
     /// # Errors
     /// [`FeatureGateError::Unknown`] for a name this crate does not know.
     pub fn set(&mut self, name: &str, enabled: bool) -> Result<(), FeatureGateError> {
-        let gate = match name {
-            Self::ENV_FROM_METADATA => &mut self.in_place_update_env_from_metadata,
-            Self::VERTICAL_SCALING => &mut self.in_place_workload_vertical_scaling,
-            Self::RECREATE_ON_VCT_CHANGE => {
-                &mut self.recreate_pod_when_change_vct_in_clone_set_gate
-            }
-            _ => {
-                return Err(FeatureGateError::Unknown {
-                    name: name.to_owned(),
-                });
-            }
-        };
-        *gate = enabled;
-        Ok(())
+        self.set_gate(name, enabled)
     }
 
     /// Upstream's defaults with a `--feature-gates` list applied: `Name=true,Name=false,...` (spaces around
@@ -96,13 +68,25 @@ impl FeatureGates {
     /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
     pub fn parse(list: &str) -> Result<Self, FeatureGateError> {
         let mut gates = Self::default();
-        for entry in gate_entries(list) {
-            let (name, enabled) = entry.map_err(|entry| FeatureGateError::Invalid {
-                entry: entry.to_owned(),
-            })?;
-            gates.set(name, enabled)?;
-        }
+        gates.apply_feature_gates(list)?;
         Ok(gates)
+    }
+}
+
+impl FeatureGateSet for FeatureGates {
+    const NAMES: &'static [&'static str] = &Self::NAMES;
+
+    fn set_known_gate(&mut self, name: &str, enabled: bool) -> bool {
+        let gate = match name {
+            Self::ENV_FROM_METADATA => &mut self.in_place_update_env_from_metadata,
+            Self::VERTICAL_SCALING => &mut self.in_place_workload_vertical_scaling,
+            Self::RECREATE_ON_VCT_CHANGE => {
+                &mut self.recreate_pod_when_change_vct_in_clone_set_gate
+            }
+            _ => return false,
+        };
+        *gate = enabled;
+        true
     }
 }
 
@@ -170,38 +154,6 @@ impl Default for UpdateOptions {
             resize_subresource: true,
         }
     }
-}
-
-/// Go's `strconv.ParseBool`: `1 t T true TRUE True` and `0 f F false FALSE False`, nothing else.
-#[must_use]
-pub fn parse_go_bool(value: &str) -> Option<bool> {
-    match value {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
-        _ => None,
-    }
-}
-
-/// The entries of a `--feature-gates` list (`Name=true,Name=false,...`; spaces around entries, names and
-/// values are ignored, empty entries skipped), each as `(name, enabled)` or, when it is not `Name=bool`, the
-/// entry itself as the error. Every controller's gate parser reads its list through this.
-///
-/// ```
-/// use kruise_inplace::options::gate_entries;
-///
-/// let entries: Vec<_> = gate_entries(" A=true, ,B=0,C").collect();
-/// assert_eq!(entries, [Ok(("A", true)), Ok(("B", false)), Err("C")]);
-/// ```
-pub fn gate_entries(list: &str) -> impl Iterator<Item = Result<(&str, bool), &str>> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|entry| !entry.is_empty())
-        .map(|entry| {
-            entry
-                .split_once('=')
-                .and_then(|(name, value)| Some((name.trim(), parse_go_bool(value.trim())?)))
-                .ok_or(entry)
-        })
 }
 
 #[cfg(test)]

@@ -81,18 +81,7 @@ fn push_padded(out: &mut String, value: u32, width: usize) {
     }
 }
 
-/// A `metav1.Time` for `now`, truncated to whole seconds (the wire precision).
-#[must_use]
-pub fn condition_time(now: Timestamp) -> Time {
-    // Any timestamp's whole-second floor is itself a valid timestamp.
-    let seconds = now.as_second();
-    let floor = if now.subsec_nanosecond() < 0 {
-        seconds.saturating_sub(1)
-    } else {
-        seconds
-    };
-    Time(Timestamp::from_second(floor).unwrap_or(now))
-}
+pub use kruise_api::pod_condition::condition_time;
 
 #[cfg(test)]
 mod tests {

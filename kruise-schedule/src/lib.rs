@@ -39,4 +39,5 @@ pub mod partition;
 pub mod pod_view;
 pub mod selector_string;
 pub mod sort;
+pub mod split_mix;
 pub mod statefulset;

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use kruise_api::feature_gate::FeatureGateSet;
+pub use kruise_api::feature_gate::FeatureGateError;
 /// Upstream feature gates that change injection and validation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -13,24 +15,6 @@ pub struct Options {
     /// Gate `SidecarSetPatchPodMetadataDefaultsAllowed` (default off): without a `patchPodMetadata` whitelist
     /// (or with no rule for the SidecarSet) every annotation key is allowed.
     pub patch_pod_metadata_defaults_allowed: bool,
-}
-
-/// A `--feature-gates` entry that is not understood.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FeatureGateError {
-    /// The entry is not `Name=true` or `Name=false`.
-    #[error("invalid feature gate setting {entry:?}: expected Name=true or Name=false")]
-    Invalid {
-        /// The entry given.
-        entry: String,
-    },
-    /// The name is not a gate that changes SidecarSet decisions.
-    #[error("unknown feature gate {name:?} (known: {known})", known = Options::GATE_NAMES.join(", "))]
-    Unknown {
-        /// The name given.
-        name: String,
-    },
 }
 
 impl Options {
@@ -48,18 +32,7 @@ impl Options {
     /// # Errors
     /// [`FeatureGateError::Unknown`] for a name that does not change SidecarSet decisions.
     pub fn set_gate(&mut self, name: &str, enabled: bool) -> Result<(), FeatureGateError> {
-        match name {
-            Self::SORT_BY_NAME => self.sort_sidecar_containers_by_name = enabled,
-            Self::PATCH_METADATA_DEFAULTS_ALLOWED => {
-                self.patch_pod_metadata_defaults_allowed = enabled;
-            }
-            _ => {
-                return Err(FeatureGateError::Unknown {
-                    name: name.to_owned(),
-                });
-            }
-        }
-        Ok(())
+        <Self as FeatureGateSet>::set_gate(self, name, enabled)
     }
 
     /// Applies a `--feature-gates` list (`Name=true,Name=false,...`, values as Go's `strconv.ParseBool`).
@@ -75,13 +48,23 @@ impl Options {
     /// # Errors
     /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
     pub fn with_feature_gates(mut self, list: &str) -> Result<Self, FeatureGateError> {
-        for entry in kruise_inplace::options::gate_entries(list) {
-            let (name, enabled) = entry.map_err(|entry| FeatureGateError::Invalid {
-                entry: entry.to_owned(),
-            })?;
-            self.set_gate(name, enabled)?;
-        }
+        self.apply_feature_gates(list)?;
         Ok(self)
+    }
+}
+
+impl FeatureGateSet for Options {
+    const NAMES: &'static [&'static str] = &Self::GATE_NAMES;
+
+    fn set_known_gate(&mut self, name: &str, enabled: bool) -> bool {
+        match name {
+            Self::SORT_BY_NAME => self.sort_sidecar_containers_by_name = enabled,
+            Self::PATCH_METADATA_DEFAULTS_ALLOWED => {
+                self.patch_pod_metadata_defaults_allowed = enabled;
+            }
+            _ => return false,
+        }
+        true
     }
 }
 

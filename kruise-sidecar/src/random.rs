@@ -1,38 +1,34 @@
 //! Randomness as an argument: the `Partial` injection policy draws a number in `[0, 1)` (upstream:
 //! `rand.Float64()`); the caller decides where it comes from.
 
+use kruise_schedule::split_mix::SplitMix64;
+
 /// A source of uniformly distributed numbers in `[0, 1)`.
 pub trait Chance {
     /// The next number in `[0, 1)`.
     fn next_f64(&mut self) -> f64;
 }
 
-/// A small deterministic generator (SplitMix64) for tests and offline tools; controllers may pass any
-/// [`Chance`].
+/// A small deterministic generator (a seeded [`SplitMix64`] stream) for tests and offline tools; controllers
+/// may pass any [`Chance`].
 #[derive(Clone, Debug)]
 pub struct SeededChance {
-    state: u64,
+    stream: SplitMix64,
 }
 
 impl SeededChance {
     /// A generator starting from `seed`.
     #[must_use]
     pub fn new(seed: u64) -> Self {
-        Self { state: seed }
+        Self {
+            stream: SplitMix64::new(seed),
+        }
     }
 }
 
 impl Chance for SeededChance {
     fn next_f64(&mut self) -> f64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        // 53 random bits, as Go's Float64 uses.
-        #[allow(clippy::cast_precision_loss)]
-        let value = (z >> 11) as f64 / (1_u64 << 53) as f64;
-        value
+        self.stream.next_f64()
     }
 }
 

@@ -117,7 +117,7 @@ const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
 /// An unknown gate name or a value that is not a boolean.
 pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
     let mut gates = FeatureGates::default();
-    for entry in kruise_inplace::options::gate_entries(text) {
+    for entry in kruise_api::feature_gate::gate_entries(text) {
         let (name, value) =
             entry.map_err(|entry| format!("feature gate {entry:?}: expected Name=true|false"))?;
         if name == KRUISE_POD_READINESS_GATE {

@@ -1,116 +1,46 @@
-//! Container launch priority (upstream `apis/apps/pub/launch_priority.go`): pods that ask for ordered or
-//! prioritised container starts get a `KRUISE_CONTAINER_BARRIER` env in every container, read from the ConfigMap
-//! `<pod>-barrier` at key `p_<priority>` (the daemon writes the keys in priority order; a container cannot start
-//! before its key exists).
+//! Container launch priority in the pod webhook: the admission patch that carries the decisions of
+//! [`kruise_inplace::launch_priority`] (which pods get a `KRUISE_CONTAINER_BARRIER` env in every container,
+//! with which priority; upstream `apis/apps/pub/launch_priority.go` and the pod webhook's
+//! `containerLaunchPriorityInitialization`) to the API server.
 //!
-//! Rules, as upstream's pod webhook:
-//! * pods with a single container are left alone;
-//! * annotation `apps.kruise.io/container-launch-priority: Ordered` gives container `i` priority `-i`
-//!   (the first starts first), whatever the envs say;
-//! * otherwise each container's `KRUISE_CONTAINER_PRIORITY` env (a literal integer; the last one wins;
-//!   absent = 0) gives its priority, and barriers are injected only if some priority is non-zero and not
-//!   all are equal. A value that is not an integer rejects the pod.
-//! * a pod with only `generateName` gets its name now, since the barrier ConfigMap is named after it.
+//! * a pod with only `generateName` gets its name now, since the barrier ConfigMap is named after it;
+//! * a container's env list is created when it has none, appended to otherwise.
 //!
 //! Deviation: a container that already has a `KRUISE_CONTAINER_BARRIER` env keeps it and gets no second
 //! one (upstream appends a duplicate; this only matters if the webhook runs twice on one pod).
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;
-//! use kruise_examples::webhook::launch_priority::priorities;
+//! use kruise_examples::webhook::launch_priority::patch;
 //!
 //! let pod: Pod = serde_json::from_value(serde_json::json!({
-//!     "metadata": {"annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
-//!     "spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}
+//!     "metadata": {"name": "web-0", "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
+//!     "spec": {"containers": [{"name": "a"}, {"name": "b"}]}
 //! })).unwrap();
-//! assert_eq!(priorities(&pod).unwrap(), Some(vec![0, -1, -2]));
+//! let ops = patch(&pod, |prefix| format!("{prefix}x")).unwrap();
+//! assert_eq!(ops[1]["value"]["valueFrom"]["configMapKeyRef"]["key"], "p_-1");
 //! ```
 
 use k8s_openapi::api::core::v1::Pod;
-use kruise_api::keys::launch_priority::{
-    BARRIER_CONFIG_MAP_SUFFIX, BARRIER_ENV, BARRIER_KEY_PREFIX, LAUNCH_ORDERED,
-    LAUNCH_PRIORITY_ANNOTATION, PRIORITY_ENV,
-};
+use kruise_api::keys::launch_priority::BARRIER_ENV;
+use kruise_inplace::launch_priority::{PriorityError, barrier_env, webhook_priorities};
 use serde_json::{Value, json};
-
-/// A `KRUISE_CONTAINER_PRIORITY` value that is not an integer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("container {container:?}: {PRIORITY_ENV}={value:?} is not an integer")]
-pub struct InvalidPriority {
-    /// The container.
-    pub container: String,
-    /// The value as written.
-    pub value: String,
-}
-
-/// The priority of every container, in spec order, or `None` when the pod needs no launch ordering.
-///
-/// # Errors
-/// A `KRUISE_CONTAINER_PRIORITY` value that does not parse as an integer.
-pub fn priorities(pod: &Pod) -> Result<Option<Vec<i64>>, InvalidPriority> {
-    let containers = pod
-        .spec
-        .as_ref()
-        .map_or(&[][..], |spec| &spec.containers[..]);
-    if containers.len() <= 1 {
-        return Ok(None);
-    }
-    let ordered = pod
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|annotations| annotations.get(LAUNCH_PRIORITY_ANNOTATION))
-        .is_some_and(|value| value == LAUNCH_ORDERED);
-    if ordered {
-        return Ok(Some(
-            (0..containers.len()).map(|index| -(index as i64)).collect(),
-        ));
-    }
-    let mut result = Vec::with_capacity(containers.len());
-    for container in containers {
-        let mut priority = 0;
-        for env in container
-            .env
-            .iter()
-            .flatten()
-            .filter(|env| env.name == PRIORITY_ENV)
-        {
-            let value = env.value.as_deref().unwrap_or_default();
-            priority = parse_go_int(value).ok_or_else(|| InvalidPriority {
-                container: container.name.clone(),
-                value: value.to_owned(),
-            })?;
-        }
-        result.push(priority);
-    }
-    let any_set = result.iter().any(|&priority| priority != 0);
-    let all_equal = result.windows(2).all(|pair| pair.first() == pair.last());
-    Ok((any_set && !all_equal).then_some(result))
-}
-
-/// The barrier env of a container with `priority` in the pod `pod_name`.
-#[must_use]
-pub fn barrier_env(priority: i64, pod_name: &str) -> Value {
-    json!({
-        "name": BARRIER_ENV,
-        "valueFrom": {"configMapKeyRef": {
-            "name": format!("{pod_name}{BARRIER_CONFIG_MAP_SUFFIX}"),
-            "key": format!("{BARRIER_KEY_PREFIX}{priority}"),
-        }}
-    })
-}
 
 /// RFC 6902 operations injecting the barriers; `generated_name` is used (and written to
 /// `/metadata/name`) when the pod has only a `generateName`.
 ///
 /// # Errors
-/// See [`priorities`].
+/// [`PriorityError`] for a `KRUISE_CONTAINER_PRIORITY` that is not an integer.
 pub fn patch(
     pod: &Pod,
     generated_name: impl FnOnce(&str) -> String,
-) -> Result<Vec<Value>, InvalidPriority> {
-    let Some(priorities) = priorities(pod)? else {
+) -> Result<Vec<Value>, PriorityError> {
+    let Some(spec) = pod.spec.as_ref() else {
         return Ok(Vec::new());
+    };
+    let priorities = match webhook_priorities(spec, pod.metadata.annotations.as_ref())? {
+        Some(priorities) if !priorities.is_empty() => priorities,
+        _ => return Ok(Vec::new()),
     };
     let mut ops = Vec::new();
     let name = match (
@@ -125,11 +55,7 @@ pub fn patch(
         }
         _ => String::new(),
     };
-    let containers = pod
-        .spec
-        .as_ref()
-        .map_or(&[][..], |spec| &spec.containers[..]);
-    for (index, (container, priority)) in containers.iter().zip(priorities).enumerate() {
+    for (index, (container, priority)) in spec.containers.iter().zip(priorities).enumerate() {
         let envs = container.env.as_deref();
         if envs
             .unwrap_or_default()
@@ -138,7 +64,7 @@ pub fn patch(
         {
             continue;
         }
-        let env = barrier_env(priority, &name);
+        let env = json!(barrier_env(priority, &name));
         ops.push(match envs {
             Some(_) => json!({"op": "add", "path": format!("/spec/containers/{index}/env/-"), "value": env}),
             None => json!({"op": "add", "path": format!("/spec/containers/{index}/env"), "value": [env]}),
@@ -147,27 +73,15 @@ pub fn patch(
     Ok(ops)
 }
 
-/// Go's `strconv.Atoi` on 64-bit: an optional sign, then decimal digits, nothing else.
-fn parse_go_int(text: &str) -> Option<i64> {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
+    use kruise_api::keys::launch_priority::LAUNCH_PRIORITY_ANNOTATION;
+
     use super::*;
 
-    fn pod(annotation: Option<&str>, priorities: &[Option<&str>]) -> Pod {
-        let containers: Vec<Value> = priorities
-            .iter()
-            .enumerate()
-            .map(|(index, priority)| match priority {
-                Some(value) => json!({"name": format!("c{index}"), "env": [{"name": PRIORITY_ENV, "value": value}]}),
-                None => json!({"name": format!("c{index}")}),
-            })
+    fn pod(annotation: Option<&str>, containers: usize) -> Pod {
+        let containers: Vec<Value> = (0..containers)
+            .map(|index| json!({"name": format!("c{index}")}))
             .collect();
         let mut value = json!({"metadata": {"name": "web-1"}, "spec": {"containers": containers}});
         if let Some(annotation) = annotation {
@@ -176,57 +90,25 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
-    #[test]
-    fn priority_rules() {
-        type Case<'a> = (Option<&'a str>, &'a [Option<&'a str>], Option<Vec<i64>>);
-        let cases: [Case; 8] = [
-            (Some("Ordered"), &[None, None, None], Some(vec![0, -1, -2])),
-            (Some("Ordered"), &[Some("5"), Some("9")], Some(vec![0, -1])),
-            (Some("Ordered"), &[None], None),
-            (Some("ordered"), &[None, None], None),
-            (None, &[Some("10"), None, Some("-3")], Some(vec![10, 0, -3])),
-            (None, &[Some("7"), Some("7")], None),
-            (None, &[Some("0"), None], None),
-            (None, &[Some("+2"), Some("1")], Some(vec![2, 1])),
-        ];
-        for (annotation, envs, expected) in cases {
-            assert_eq!(
-                priorities(&pod(annotation, envs)).unwrap(),
-                expected,
-                "{annotation:?} {envs:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_bad_priority_rejects_the_pod() {
-        for bad in ["", "1.5", "ten", "9223372036854775808", " 1"] {
-            let error = priorities(&pod(None, &[Some(bad), Some("1")])).unwrap_err();
-            assert_eq!(
-                error,
-                InvalidPriority {
-                    container: "c0".into(),
-                    value: bad.into()
-                },
-                "{bad:?}"
-            );
-        }
+    fn barrier(priority: i64) -> Value {
+        json!({"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef": {
+            "name": "web-1-barrier", "key": format!("p_{priority}")}}})
     }
 
     #[test]
     fn barriers_are_appended_or_created() {
-        let mut pod = pod(Some("Ordered"), &[None, Some("3")]);
+        let mut pod = pod(Some("Ordered"), 2);
+        pod.spec.as_mut().unwrap().containers[1].env = Some(vec![serde_json::from_value(
+            json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": "3"}),
+        )
+        .unwrap()]);
         let ops = patch(&pod, |_| unreachable!()).unwrap();
         assert_eq!(
             ops,
             [
-                json!({"op": "add", "path": "/spec/containers/0/env", "value": [barrier_env(0, "web-1")]}),
-                json!({"op": "add", "path": "/spec/containers/1/env/-", "value": barrier_env(-1, "web-1")}),
+                json!({"op": "add", "path": "/spec/containers/0/env", "value": [barrier(0)]}),
+                json!({"op": "add", "path": "/spec/containers/1/env/-", "value": barrier(-1)}),
             ]
-        );
-        assert_eq!(
-            barrier_env(-1, "web-1"),
-            json!({"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef": {"name": "web-1-barrier", "key": "p_-1"}}})
         );
         // Already injected: nothing more.
         let spec = pod.spec.as_mut().unwrap();
@@ -234,14 +116,36 @@ mod tests {
             container
                 .env
                 .get_or_insert_with(Vec::new)
-                .push(serde_json::from_value(barrier_env(0, "web-1")).unwrap());
+                .push(serde_json::from_value(barrier(0)).unwrap());
         }
         assert!(patch(&pod, |_| unreachable!()).unwrap().is_empty());
     }
 
     #[test]
+    fn pods_that_ask_for_nothing_get_nothing() {
+        assert!(patch(&pod(None, 3), |_| unreachable!()).unwrap().is_empty());
+        assert!(patch(&pod(Some("Ordered"), 1), |_| unreachable!()).unwrap().is_empty());
+        assert!(patch(&pod(Some("Ordered"), 0), |_| unreachable!()).unwrap().is_empty());
+        assert!(patch(&Pod::default(), |_| unreachable!()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_bad_priority_rejects_the_pod() {
+        let mut pod = pod(None, 2);
+        pod.spec.as_mut().unwrap().containers[0].env = Some(vec![serde_json::from_value(
+            json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": "1.5"}),
+        )
+        .unwrap()]);
+        let error = patch(&pod, |_| unreachable!()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "container c0: KRUISE_CONTAINER_PRIORITY=\"1.5\" is not an integer"
+        );
+    }
+
+    #[test]
     fn generate_name_pods_get_their_name_first() {
-        let mut pod = pod(Some("Ordered"), &[None, None]);
+        let mut pod = pod(Some("Ordered"), 2);
         pod.metadata.name = None;
         pod.metadata.generate_name = Some("web-".into());
         let ops = patch(&pod, |prefix| format!("{prefix}xyz12")).unwrap();

@@ -7,6 +7,8 @@ use kruise_api::apps::v1beta1::CloneSet;
 use kruise_api::keys::cloneset::INSTANCE_ID_ALPHABET;
 use kruise_inplace::calculate::RevisionRef;
 
+use crate::split_mix::SplitMix64;
+
 use super::cache::PodFactsCache;
 use super::options::Options;
 
@@ -135,7 +137,7 @@ impl<F: FnMut() -> String> InstanceIds for F {
     }
 }
 
-/// A deterministic id generator: 5 characters of [`INSTANCE_ID_ALPHABET`] from a seeded SplitMix64 stream.
+/// A deterministic id generator: 5 characters of [`INSTANCE_ID_ALPHABET`] from a seeded [`SplitMix64`] stream.
 ///
 /// ```
 /// use kruise_schedule::cloneset::{InstanceIds, SeededIds};
@@ -147,29 +149,23 @@ impl<F: FnMut() -> String> InstanceIds for F {
 /// ```
 #[derive(Clone, Debug)]
 pub struct SeededIds {
-    state: u64,
+    stream: SplitMix64,
 }
 
 impl SeededIds {
     /// A generator starting at `seed`.
     #[must_use]
     pub fn new(seed: u64) -> Self {
-        Self { state: seed }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        Self {
+            stream: SplitMix64::new(seed),
+        }
     }
 }
 
 impl InstanceIds for SeededIds {
     fn next_id(&mut self) -> String {
         let alphabet = INSTANCE_ID_ALPHABET.as_bytes();
-        let mut value = self.next_u64();
+        let mut value = self.stream.next_u64();
         let mut id = String::with_capacity(5);
         for _ in 0..5 {
             let len = alphabet.len() as u64;

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use kruise_api::feature_gate::FeatureGateSet;
+pub use kruise_api::feature_gate::FeatureGateError;
 use kruise_inplace::FeatureGates;
 
 /// Upstream switches that change what the CloneSet planner decides.
@@ -27,24 +29,6 @@ pub struct Options {
     pub lifecycle: kruise_lifecycle::Options,
 }
 
-/// A `--feature-gates` entry that is not understood.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FeatureGateError {
-    /// The entry is not `Name=true` or `Name=false`.
-    #[error("invalid feature gate setting {entry:?}: expected Name=true or Name=false")]
-    Invalid {
-        /// The entry given.
-        entry: String,
-    },
-    /// The name is not a gate that changes these decisions.
-    #[error("unknown feature gate {name:?} (known: {known})", known = Options::GATE_NAMES.join(", "))]
-    Unknown {
-        /// The name given.
-        name: String,
-    },
-}
-
 impl Options {
     /// Upstream's name of [`Options::partition_rollback`].
     pub const PARTITION_ROLLBACK: &'static str = "CloneSetPartitionRollback";
@@ -67,18 +51,7 @@ impl Options {
     /// # Errors
     /// [`FeatureGateError::Unknown`] for a name that does not change CloneSet decisions.
     pub fn set_gate(&mut self, name: &str, enabled: bool) -> Result<(), FeatureGateError> {
-        match name {
-            Self::PARTITION_ROLLBACK => self.partition_rollback = enabled,
-            Self::PREPARING_UPDATE_AS_UPDATE => self.preparing_update_as_update = enabled,
-            Self::SHORT_HASH => self.short_hash = enabled,
-            _ => self
-                .in_place
-                .set(name, enabled)
-                .map_err(|_| FeatureGateError::Unknown {
-                    name: name.to_owned(),
-                })?,
-        }
-        Ok(())
+        <Self as FeatureGateSet>::set_gate(self, name, enabled)
     }
 
     /// Applies a `--feature-gates` list (`Name=true,Name=false,...`, values as Go's `strconv.ParseBool`).
@@ -94,13 +67,22 @@ impl Options {
     /// # Errors
     /// [`FeatureGateError`] naming the first entry that is malformed or unknown.
     pub fn with_feature_gates(mut self, list: &str) -> Result<Self, FeatureGateError> {
-        for entry in kruise_inplace::options::gate_entries(list) {
-            let (name, enabled) = entry.map_err(|entry| FeatureGateError::Invalid {
-                entry: entry.to_owned(),
-            })?;
-            self.set_gate(name, enabled)?;
-        }
+        self.apply_feature_gates(list)?;
         Ok(self)
+    }
+}
+
+impl FeatureGateSet for Options {
+    const NAMES: &'static [&'static str] = &Self::GATE_NAMES;
+
+    fn set_known_gate(&mut self, name: &str, enabled: bool) -> bool {
+        match name {
+            Self::PARTITION_ROLLBACK => self.partition_rollback = enabled,
+            Self::PREPARING_UPDATE_AS_UPDATE => self.preparing_update_as_update = enabled,
+            Self::SHORT_HASH => self.short_hash = enabled,
+            _ => return self.in_place.set_known_gate(name, enabled),
+        }
+        true
     }
 }
 

@@ -12,26 +12,8 @@ use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{ActionKind, Options, Plan, PlanInput, Revisions, SeededIds, plan};
 use serde_json::Value;
 
-/// A deterministic stream of small numbers (SplitMix64).
-#[derive(Clone, Debug)]
-pub struct Dice(u64);
-
-impl Dice {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// A number in `0..n` (0 when n is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-}
+/// The simulation's dice: the libraries' one deterministic stream.
+pub type Dice = kruise_schedule::split_mix::SplitMix64;
 
 /// The simulated fleet.
 pub struct Fleet {

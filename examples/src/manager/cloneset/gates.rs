@@ -53,7 +53,7 @@ impl FromStr for CloneSetGates {
     /// Parses `Name=true,Name=false,...` (values as Go's `strconv.ParseBool`) over the defaults.
     fn from_str(list: &str) -> Result<Self, GateError> {
         let mut gates = Self::default();
-        for entry in kruise_inplace::options::gate_entries(list) {
+        for entry in kruise_api::feature_gate::gate_entries(list) {
             let (name, enabled) = entry.map_err(|entry| GateError::Invalid {
                 entry: entry.to_owned(),
             })?;
