@@ -267,8 +267,14 @@ mod tests {
             now,
         )
         .unwrap();
-        assert_eq!(down.reason.as_deref(), Some(READINESS_GATES_NOT_READY_REASON));
-        assert_eq!(down.last_transition_time, None, "upstream writes Ready=False without a time");
+        assert_eq!(
+            down.reason.as_deref(),
+            Some(READINESS_GATES_NOT_READY_REASON)
+        );
+        assert_eq!(
+            down.last_transition_time, None,
+            "upstream writes Ready=False without a time"
+        );
         assert_eq!(
             down.message.as_deref(),
             Some(
@@ -308,7 +314,11 @@ mod tests {
     fn set_ready_condition_writes_the_recomputed_ready() {
         let mut gated = pod(
             &["G"],
-            &[("Ready", "True"), ("ContainersReady", "True"), ("G", "False")],
+            &[
+                ("Ready", "True"),
+                ("ContainersReady", "True"),
+                ("G", "False"),
+            ],
         );
         assert!(set_ready_condition(&mut gated, Timestamp::UNIX_EPOCH));
         assert_eq!(condition(&gated, READY).unwrap().status, "False");
@@ -318,7 +328,10 @@ mod tests {
     #[test]
     fn condition_times_are_whole_seconds() {
         let now: Timestamp = "2024-05-01T10:00:00.9Z".parse().unwrap();
-        assert_eq!(condition_time(now).0, "2024-05-01T10:00:00Z".parse().unwrap());
+        assert_eq!(
+            condition_time(now).0,
+            "2024-05-01T10:00:00Z".parse().unwrap()
+        );
         let before_epoch: Timestamp = "1969-12-31T23:59:59.5Z".parse().unwrap();
         assert_eq!(
             condition_time(before_epoch).0,

@@ -251,13 +251,28 @@ mod tests {
         assert_eq!(webhook_priorities(&zero, None).unwrap(), None);
         let signed = spec(vec![container("a", Some("+2")), container("b", Some("1"))]);
         assert_eq!(webhook_priorities(&signed, None).unwrap(), Some(vec![2, 1]));
-        let negative = spec(vec![container("a", Some("10")), container("b", None), container("c", Some("-3"))]);
-        assert_eq!(webhook_priorities(&negative, None).unwrap(), Some(vec![10, 0, -3]));
+        let negative = spec(vec![
+            container("a", Some("10")),
+            container("b", None),
+            container("c", Some("-3")),
+        ]);
+        assert_eq!(
+            webhook_priorities(&negative, None).unwrap(),
+            Some(vec![10, 0, -3])
+        );
     }
 
     #[test]
     fn priorities_read_like_go_atoi() {
-        for bad in ["", "1.5", "ten", "9223372036854775808", " 1", "1_000", "0x10"] {
+        for bad in [
+            "",
+            "1.5",
+            "ten",
+            "9223372036854775808",
+            " 1",
+            "1_000",
+            "0x10",
+        ] {
             let pod = PodSpec {
                 containers: vec![container("a", Some(bad)), container("b", Some("1"))],
                 ..PodSpec::default()

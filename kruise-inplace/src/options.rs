@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use kruise_api::feature_gate::FeatureGateSet;
 pub use kruise_api::feature_gate::FeatureGateError;
+use kruise_api::feature_gate::FeatureGateSet;
 
 /// Upstream feature gates that change in-place updates. [`Default`] is upstream's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

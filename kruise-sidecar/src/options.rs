@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use kruise_api::feature_gate::FeatureGateSet;
 pub use kruise_api::feature_gate::FeatureGateError;
+use kruise_api::feature_gate::FeatureGateSet;
 /// Upstream feature gates that change injection and validation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]

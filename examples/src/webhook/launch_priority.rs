@@ -18,7 +18,7 @@
 //!     "spec": {"containers": [{"name": "a"}, {"name": "b"}]}
 //! })).unwrap();
 //! let ops = patch(&pod, |prefix| format!("{prefix}x")).unwrap();
-//! assert_eq!(ops[1]["value"]["valueFrom"]["configMapKeyRef"]["key"], "p_-1");
+//! assert_eq!(ops[1]["value"][0]["valueFrom"]["configMapKeyRef"]["key"], "p_-1");
 //! ```
 
 use k8s_openapi::api::core::v1::Pod;
@@ -98,10 +98,10 @@ mod tests {
     #[test]
     fn barriers_are_appended_or_created() {
         let mut pod = pod(Some("Ordered"), 2);
-        pod.spec.as_mut().unwrap().containers[1].env = Some(vec![serde_json::from_value(
-            json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": "3"}),
-        )
-        .unwrap()]);
+        pod.spec.as_mut().unwrap().containers[1].env = Some(vec![
+            serde_json::from_value(json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": "3"}))
+                .unwrap(),
+        ]);
         let ops = patch(&pod, |_| unreachable!()).unwrap();
         assert_eq!(
             ops,
@@ -124,18 +124,30 @@ mod tests {
     #[test]
     fn pods_that_ask_for_nothing_get_nothing() {
         assert!(patch(&pod(None, 3), |_| unreachable!()).unwrap().is_empty());
-        assert!(patch(&pod(Some("Ordered"), 1), |_| unreachable!()).unwrap().is_empty());
-        assert!(patch(&pod(Some("Ordered"), 0), |_| unreachable!()).unwrap().is_empty());
-        assert!(patch(&Pod::default(), |_| unreachable!()).unwrap().is_empty());
+        assert!(
+            patch(&pod(Some("Ordered"), 1), |_| unreachable!())
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            patch(&pod(Some("Ordered"), 0), |_| unreachable!())
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            patch(&Pod::default(), |_| unreachable!())
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn a_bad_priority_rejects_the_pod() {
         let mut pod = pod(None, 2);
-        pod.spec.as_mut().unwrap().containers[0].env = Some(vec![serde_json::from_value(
-            json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": "1.5"}),
-        )
-        .unwrap()]);
+        pod.spec.as_mut().unwrap().containers[0].env = Some(vec![
+            serde_json::from_value(json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": "1.5"}))
+                .unwrap(),
+        ]);
         let error = patch(&pod, |_| unreachable!()).unwrap_err();
         assert_eq!(
             error.to_string(),

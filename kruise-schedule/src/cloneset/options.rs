@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use kruise_api::feature_gate::FeatureGateSet;
 pub use kruise_api::feature_gate::FeatureGateError;
+use kruise_api::feature_gate::FeatureGateSet;
 use kruise_inplace::FeatureGates;
 
 /// Upstream switches that change what the CloneSet planner decides.
