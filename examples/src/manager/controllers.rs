@@ -20,9 +20,11 @@
 //! through a [`super::owner_index::OwnerIndex`] fed by the same watch (no full-store scans), and pass
 //! `context.shutdown.wait()` to `graceful_shutdown_on`.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::Client;
 use kube::runtime::events::Reporter;
@@ -124,14 +126,21 @@ impl ControllerSet {
     }
 
     /// Runs every controller until `shutdown`; a controller that fails is logged and the others go on.
+    ///
+    /// Once `shutdown` fires, the controllers get `stop_within` to finish; the ones still running then are
+    /// aborted (and named in a warning). A kube-runtime `Controller` asked to stop gracefully before its
+    /// store has finished its first list (a watch still retrying) waits for that list forever; this bound
+    /// keeps such a controller from holding the whole process.
     pub async fn run_all(
         &self,
         client: Client,
         metrics: &Metrics,
         reporter: &Reporter,
         shutdown: Shutdown,
+        stop_within: Duration,
     ) {
         let mut tasks = tokio::task::JoinSet::new();
+        let mut running = BTreeSet::new();
         for controller in &self.controllers {
             let context = ControllerContext {
                 client: client.clone(),
@@ -142,16 +151,98 @@ impl ControllerSet {
             let name = controller.name().to_owned();
             let run = controller.run(context);
             tracing::info!(controller = %name, "starting controller");
+            running.insert(name.clone());
             tasks.spawn(async move { (name, run.await) });
         }
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok((name, Ok(()))) => tracing::info!(controller = %name, "controller stopped"),
-                Ok((name, Err(error))) => {
-                    tracing::error!(controller = %name, %error, "controller failed");
+        let deadline = async {
+            shutdown.wait().await;
+            tokio::time::sleep(stop_within).await;
+        };
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                joined = tasks.join_next() => match joined {
+                    None => break,
+                    Some(Ok((name, outcome))) => {
+                        running.remove(&name);
+                        match outcome {
+                            Ok(()) => tracing::info!(controller = %name, "controller stopped"),
+                            Err(error) => {
+                                tracing::error!(controller = %name, %error, "controller failed");
+                            }
+                        }
+                    }
+                    Some(Err(error)) => {
+                        tracing::error!(%error, "controller task panicked or was cancelled");
+                    }
+                },
+                () = &mut deadline => {
+                    for name in &running {
+                        tracing::warn!(
+                            controller = %name,
+                            timeout = ?stop_within,
+                            "controller did not stop in time; aborting it"
+                        );
+                    }
+                    tasks.shutdown().await;
+                    break;
                 }
-                Err(error) => tracing::error!(%error, "controller task panicked or was cancelled"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A controller that never looks at its shutdown signal (as a kube-runtime `Controller` whose store
+    /// never became ready): `run_all` must still return once the grace period after shutdown is over.
+    #[tokio::test]
+    async fn controllers_that_ignore_shutdown_are_aborted_after_the_grace_period() {
+        let mut controllers = ControllerSet::new();
+        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+        controllers.register_fn("stuck", |_context| async {
+            std::future::pending::<()>().await;
+            Ok(())
+        });
+        let stopped_tx = std::sync::Mutex::new(Some(stopped_tx));
+        controllers.register_fn("polite", move |context| {
+            let stopped_tx = stopped_tx.lock().ok().and_then(|mut tx| tx.take());
+            async move {
+                context.shutdown.wait().await;
+                if let Some(tx) = stopped_tx {
+                    let _ = tx.send(());
+                }
+                Ok(())
+            }
+        });
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:9".parse().expect("a valid URL"),
+        ))
+        .expect("a client needs no connection");
+        let (trigger, shutdown) = crate::shutdown::channel();
+        let metrics = Metrics::new();
+        let reporter = Reporter {
+            controller: "test".into(),
+            instance: None,
+        };
+        let run = controllers.run_all(
+            client,
+            &metrics,
+            &reporter,
+            shutdown,
+            Duration::from_millis(200),
+        );
+        trigger.trigger();
+        let finished = tokio::time::timeout(Duration::from_secs(30), run).await;
+        assert!(
+            finished.is_ok(),
+            "run_all waited for a controller that never stops"
+        );
+        assert!(
+            stopped_rx.await.is_ok(),
+            "the polite controller saw the shutdown"
+        );
     }
 }

@@ -191,6 +191,7 @@ impl Manager {
             instance: Some(identity.clone()),
         };
         let controllers = self.controllers;
+        let shutdown_timeout = options.shutdown_timeout;
         let lead_client = client.clone();
         let lead_metrics = metrics.clone();
         let lead = move |leading: Shutdown| async move {
@@ -199,7 +200,13 @@ impl Manager {
                 write_webhook_configuration(&lead_client, &validating, &leading).await;
             }
             controllers
-                .run_all(lead_client, &lead_metrics, &reporter, leading)
+                .run_all(
+                    lead_client,
+                    &lead_metrics,
+                    &reporter,
+                    leading,
+                    shutdown_timeout,
+                )
                 .await;
         };
         let outcome = if options.leader_elect {

@@ -19,7 +19,8 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
-use crate::support::{Cluster, Process, ensure_namespace, free_port};
+use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::support::{Cluster, ensure_namespace};
 
 /// How long a CloneSet may take to reach a state in these scenarios.
 pub const WAIT: Duration = Duration::from_secs(60);
@@ -33,12 +34,11 @@ struct Cli {
 }
 
 /// The manager's arguments for a scenario namespace (no webhook, no election, CloneSets of `namespace`).
-pub fn manager_args(namespace: &str, metrics_port: u16) -> Vec<String> {
+pub fn manager_args(namespace: &str) -> Vec<String> {
     vec![
         format!("--namespace={namespace}"),
         "--no-webhook".into(),
         "--leader-elect=false".into(),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
         format!("--cloneset-namespace={namespace}"),
         "--shutdown-timeout=5s".into(),
     ]
@@ -54,14 +54,15 @@ pub enum ManagerHandle {
         task: JoinHandle<Result<(), kruise_examples::manager::ManagerError>>,
     },
     /// A `kruise-manager` process.
-    Child(Process),
+    Child(Box<ManagerProcess>),
 }
 
 impl ManagerHandle {
     /// Starts kruise-manager in process for `namespace`, with `extra` arguments (feature gates).
     pub fn in_process_with(client: &Client, namespace: &str, extra: &[&str]) -> Result<Self> {
         let mut args = vec!["kruise-manager".to_owned()];
-        args.extend(manager_args(namespace, 0));
+        args.extend(manager_args(namespace));
+        args.push("--metrics-bind-address=127.0.0.1:0".into());
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let cli = Cli::try_parse_from(args)?;
         let mut controllers = ControllerSet::new();
@@ -72,16 +73,13 @@ impl ManagerHandle {
         Ok(Self::InProcess { stop, task })
     }
 
-    /// Starts the `kruise-manager` binary for `namespace`.
-    pub fn child(cluster: &Cluster, namespace: &str, log: &str) -> Result<Self> {
-        let args = manager_args(namespace, free_port()?);
-        let process = Process::spawn(
-            env!("CARGO_BIN_EXE_kruise-manager"),
-            &args,
-            &cluster.kubeconfig,
-            cluster.log(log),
-        )?;
-        Ok(Self::Child(process))
+    /// Starts the `kruise-manager` binary for `namespace`, with `extra` arguments; its log is
+    /// `manager-NAME.log`.
+    pub fn child(cluster: &Cluster, namespace: &str, name: &str, extra: &[&str]) -> Result<Self> {
+        let mut args = manager_args(namespace);
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        let process = ManagerProcess::spawn(cluster, name, &args, Webhooks::AsArgumentsSay, &[])?;
+        Ok(Self::Child(Box::new(process)))
     }
 
     /// Kills it at once (no graceful stop): the child gets SIGKILL, the in-process task is aborted.
@@ -91,8 +89,8 @@ impl ManagerHandle {
                 task.abort();
                 let _ = task.await;
             }
-            Self::Child(mut process) => {
-                process.child.kill().await?;
+            Self::Child(mut manager) => {
+                manager.process.child.kill().await?;
             }
         }
         Ok(())
@@ -107,8 +105,8 @@ impl ManagerHandle {
                     .await
                     .context("the manager did not stop")???;
             }
-            Self::Child(mut process) => {
-                process.terminate(Duration::from_secs(15)).await?;
+            Self::Child(mut manager) => {
+                manager.terminate().await?;
             }
         }
         Ok(())

@@ -19,6 +19,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
 use crate::cloneset_env::{Env, ManagerHandle, is_ready, simulator_config};
+use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, histogram_summary, http_get, percentile, rss, wait_for};
 
 const NAMESPACE: &str = "e2e-cs-measure";
@@ -42,17 +43,12 @@ pub async fn cloneset_measure_1000_pods(cluster: &Cluster) -> Result<()> {
     config.restart_delay = Duration::from_millis(500);
     config.concurrency = 64;
     let mut env = Env::with_simulator(cluster, NAMESPACE, config).await?;
-    let port = crate::support::free_port()?;
-    let mut args = crate::cloneset_env::manager_args(NAMESPACE, port);
+    let mut args = crate::cloneset_env::manager_args(NAMESPACE);
     args.push("--log-format=json".into());
-    let process = crate::support::Process::spawn(
-        env!("CARGO_BIN_EXE_kruise-manager"),
-        &args,
-        &cluster.kubeconfig,
-        cluster.log("manager-measure"),
-    )?;
-    let pid = process.child.id().context("no manager pid")?;
-    env.manager = Some(ManagerHandle::Child(process));
+    let manager = ManagerProcess::spawn(cluster, "measure", &args, Webhooks::AsArgumentsSay, &[])?;
+    let pid = manager.process.child.id().context("no manager pid")?;
+    let port = manager.metrics_port;
+    env.manager = Some(ManagerHandle::Child(Box::new(manager)));
     env.wait_for_api().await?;
     let result = measure(&env, pid, port).await;
     let stopped = env.stop().await;

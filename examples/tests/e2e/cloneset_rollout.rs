@@ -385,7 +385,8 @@ pub async fn cloneset_rollout_survives_manager_restart(cluster: &Cluster) -> Res
     env.manager = Some(ManagerHandle::child(
         cluster,
         "e2e-cs-restart",
-        "manager-cs-restart-1",
+        "cs-restart-1",
+        &[],
     )?);
     let result = restart(cluster, &mut env).await;
     let stopped = env.stop().await;
@@ -426,7 +427,8 @@ async fn restart(cluster: &Cluster, env: &mut Env) -> Result<()> {
     env.manager = Some(ManagerHandle::child(
         cluster,
         "e2e-cs-restart",
-        "manager-cs-restart-2",
+        "cs-restart-2",
+        &[],
     )?);
     let after = env.wait_rolled_out("web", 4, "nginx:1.26").await?;
     ensure!(

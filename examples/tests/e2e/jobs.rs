@@ -19,7 +19,8 @@ use kube::core::ApiResource;
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::support::{Cluster, Process, ensure_namespace, free_port, http_get, wait_for};
+use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::support::{Cluster, ensure_namespace, wait_for};
 
 const NAMESPACE: &str = "e2e-jobs";
 const NODES: [&str; 3] = ["e2e-jobs-0", "e2e-jobs-1", "e2e-jobs-2"];
@@ -27,7 +28,7 @@ const WAIT: Duration = Duration::from_secs(60);
 
 /// The manager process and the in-process simulator of a scenario.
 struct Environment {
-    manager: Process,
+    manager: ManagerProcess,
     simulator: Option<(
         shutdown::Trigger,
         tokio::task::JoinHandle<Result<(), kruise_examples::simulator::SimulatorError>>,
@@ -36,22 +37,13 @@ struct Environment {
 
 impl Environment {
     async fn start(cluster: &Cluster, name: &str, simulate: bool) -> Result<Self> {
-        let (metrics_port, webhook_port) = (free_port()?, free_port()?);
         let args: Vec<String> = vec![
             "--create-namespace".into(),
             "--namespace=e2e-jobs-system".into(),
             format!("--identity=e2e-{name}"),
             "--leader-elect=false".into(),
-            format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-            format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
-            format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
         ];
-        let manager = Process::spawn(
-            env!("CARGO_BIN_EXE_kruise-manager"),
-            &args,
-            &cluster.kubeconfig,
-            cluster.log(&format!("manager-{name}")),
-        )?;
+        let manager = ManagerProcess::spawn(cluster, name, &args, Webhooks::Served, &[])?;
         let simulator = if simulate {
             let config = SimulatorConfig {
                 nodes: NODES.len(),
@@ -68,19 +60,7 @@ impl Environment {
             None
         };
         let environment = Self { manager, simulator };
-        wait_for(
-            "kruise-manager /readyz",
-            Duration::from_secs(90),
-            || async {
-                Ok(http_get(metrics_port, "/readyz")
-                    .await
-                    .ok()
-                    .filter(|(code, _)| *code == 200)
-                    .map(|_| ()))
-            },
-        )
-        .await
-        .with_context(|| environment.manager.tail())?;
+        environment.manager.wait_ready().await?;
         ensure_namespace(&cluster.client, NAMESPACE).await?;
         Ok(environment)
     }
@@ -91,19 +71,8 @@ impl Environment {
             stop.trigger();
             let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
         }
-        let stopped = self.manager.terminate(Duration::from_secs(20)).await;
-        let result = result.and_then(|()| {
-            let status = stopped?;
-            ensure!(status.success(), "kruise-manager exited with {status}");
-            Ok(())
-        });
-        result.with_context(|| {
-            format!(
-                "manager log {}:\n{}",
-                self.manager.log.display(),
-                self.manager.tail()
-            )
-        })
+        let stopped = self.manager.stop().await;
+        result.and(stopped).with_context(|| self.manager.log_tail())
     }
 }
 

@@ -14,13 +14,14 @@ use kruise_examples::manager::{Manager, ManagerOptions};
 use kruise_examples::shutdown;
 use kube::{Api, Client};
 
-use crate::support::{Cluster, Process, ensure_namespace, free_port, http_get, wait_for};
+use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::support::{Cluster, ensure_namespace, http_get, wait_for};
 
 const NAMESPACE: &str = "e2e-leader";
 const LEASE_DURATION: Duration = Duration::from_secs(4);
 const RETRY: Duration = Duration::from_secs(1);
 
-fn election_args(identity: &str, lease: &str, metrics_port: u16) -> Vec<String> {
+fn election_args(identity: &str, lease: &str) -> Vec<String> {
     vec![
         format!("--namespace={NAMESPACE}"),
         format!("--identity={identity}"),
@@ -30,7 +31,6 @@ fn election_args(identity: &str, lease: &str, metrics_port: u16) -> Vec<String> 
         format!("--lease-duration={}s", LEASE_DURATION.as_secs()),
         "--renew-deadline=3s".into(),
         format!("--retry-period={}s", RETRY.as_secs()),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
     ]
 }
 
@@ -55,34 +55,32 @@ pub async fn two_managers_elect_one_leader(cluster: &Cluster) -> Result<()> {
     let client = &cluster.client;
     ensure_namespace(client, NAMESPACE).await?;
     let lease = "e2e-processes";
-    let ports = [free_port()?, free_port()?];
-    let binary = env!("CARGO_BIN_EXE_kruise-manager");
     let mut managers = Vec::new();
-    for (index, identity) in ["e2e-a", "e2e-b"].iter().enumerate() {
-        let args = election_args(identity, lease, ports[index]);
-        managers.push(Process::spawn(
-            binary,
+    for identity in ["e2e-a", "e2e-b"] {
+        let args = election_args(identity, lease);
+        managers.push(ManagerProcess::spawn(
+            cluster,
+            identity,
             &args,
-            &cluster.kubeconfig,
-            cluster.log(&format!("manager-{identity}")),
+            Webhooks::AsArgumentsSay,
+            &[],
         )?);
     }
-    let result = failover(client, lease, ports, &mut managers).await;
+    let result = failover(client, lease, &mut managers).await;
     result.with_context(|| {
         managers
             .iter()
-            .map(|m| format!("log {}:\n{}", m.log.display(), m.tail()))
+            .map(ManagerProcess::log_tail)
             .collect::<Vec<_>>()
             .join("\n")
     })
 }
 
-async fn failover(
-    client: &Client,
-    lease: &str,
-    ports: [u16; 2],
-    managers: &mut [Process],
-) -> Result<()> {
+async fn failover(client: &Client, lease: &str, managers: &mut [ManagerProcess]) -> Result<()> {
+    let ports: Vec<u16> = managers
+        .iter()
+        .map(|manager| manager.metrics_port)
+        .collect();
     let first = wait_for("a leader", Duration::from_secs(30), || async {
         holder(client, lease).await
     })
@@ -110,7 +108,7 @@ async fn failover(
 
     // Kill the leader: no release, the standby must wait for the lease to expire, then take over.
     let killed = Instant::now();
-    managers[leader].child.kill().await?;
+    managers[leader].process.child.kill().await?;
     let second = wait_for("the standby to take over", LEASE_DURATION * 3, || async {
         Ok(holder(client, lease)
             .await?
@@ -135,11 +133,10 @@ async fn failover(
     .await?;
 
     // A graceful stop releases the lease at once.
-    let status = managers[standby].terminate(Duration::from_secs(15)).await?;
-    ensure!(
-        status.success(),
-        "the leader exited with {status} on SIGTERM"
-    );
+    managers[standby]
+        .stop()
+        .await
+        .context("the leader's graceful stop")?;
     if let Some(still) = holder(client, lease).await? {
         bail!("the lease is still held by {still} after a graceful stop");
     }
@@ -161,7 +158,8 @@ pub async fn controllers_run_only_on_the_leader(cluster: &Cluster) -> Result<()>
     let mut tasks = Vec::new();
     for (index, identity) in ["e2e-x", "e2e-y"].iter().enumerate() {
         let mut args = vec!["kruise-manager".to_owned()];
-        args.extend(election_args(identity, lease, 0));
+        args.extend(election_args(identity, lease));
+        args.push("--metrics-bind-address=127.0.0.1:0".into());
         let options = Cli::try_parse_from(args)?.options;
         let mut controllers = ControllerSet::new();
         let counter = Arc::clone(&running);

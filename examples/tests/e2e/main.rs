@@ -27,6 +27,7 @@ mod crds;
 mod image_pull;
 mod jobs;
 mod leader;
+mod manager_process;
 mod node_agents;
 mod sidecar_terminator;
 mod sidecarset;

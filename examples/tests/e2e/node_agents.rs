@@ -12,6 +12,7 @@ use kruise_examples::shutdown;
 use kruise_examples::simulator::{Simulator, SimulatorConfig};
 use tokio::task::JoinHandle;
 
+use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, Process, free_port, http_get, wait_for};
 
 /// The busybox image every containerd has (built from Debian's busybox-static, no registry).
@@ -188,7 +189,7 @@ pub struct NodeAgents {
     pub nodes: Vec<String>,
     /// The kruise-daemon processes, one per node, with their health ports.
     pub daemons: Vec<(Process, u16)>,
-    manager: Process,
+    manager: ManagerProcess,
     simulator: Option<(shutdown::Trigger, JoinHandle<()>)>,
     /// The runtime (stopped after everything else).
     pub runtime: Runtime,
@@ -221,22 +222,18 @@ impl NodeAgents {
             }
         };
         crate::support::ensure_namespace(&cluster.client, namespace).await?;
-        let (metrics_port, webhook_port) = (free_port()?, free_port()?);
         let args: Vec<String> = [
             "--create-namespace".to_owned(),
             format!("--identity=e2e-{prefix}"),
             format!("--leader-election-id=e2e-{prefix}"),
-            format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-            format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
-            format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
         ]
         .into();
-        let manager = Process::spawn_with_env(
-            env!("CARGO_BIN_EXE_kruise-manager"),
+        let manager = ManagerProcess::spawn(
+            cluster,
+            prefix,
             &args,
+            Webhooks::Served,
             &[("KRUISE_NODEIMAGE_CREATION_DELAY", "0s")],
-            &cluster.kubeconfig,
-            cluster.log(&format!("manager-{prefix}")),
         )?;
         let config = SimulatorConfig {
             nodes,
@@ -280,18 +277,7 @@ impl NodeAgents {
             simulator: Some((stop, simulator)),
             runtime,
         };
-        wait_for(
-            "kruise-manager /readyz",
-            Duration::from_secs(90),
-            || async {
-                Ok(http_get(metrics_port, "/readyz")
-                    .await
-                    .ok()
-                    .filter(|(code, _)| *code == 200)
-                    .map(|_| ()))
-            },
-        )
-        .await?;
+        agents.manager.wait_ready().await?;
         for (_, port) in &agents.daemons {
             let port = *port;
             wait_for(
@@ -312,11 +298,7 @@ impl NodeAgents {
 
     /// The tails of the manager's and the daemons' logs (for failure messages).
     pub fn logs(&self) -> String {
-        let mut text = format!(
-            "manager log {}:\n{}",
-            self.manager.log.display(),
-            self.manager.tail()
-        );
+        let mut text = self.manager.log_tail();
         for (daemon, _) in &self.daemons {
             text.push_str(&format!(
                 "\ndaemon log {}:\n{}",
@@ -354,16 +336,16 @@ impl NodeAgents {
         for (daemon, _) in &mut self.daemons {
             let _ = daemon.terminate(Duration::from_secs(10)).await;
         }
-        let stopped = self.manager.terminate(Duration::from_secs(15)).await;
+        let stopped = self.manager.terminate().await;
         if let Some((stop, task)) = self.simulator.take() {
             stop.trigger();
             let _ = tokio::time::timeout(Duration::from_secs(15), task).await;
         }
         let mut kept: Vec<PathBuf> = self.runtime.stop(failed);
         match result {
-            Ok(()) => stopped.map(drop),
+            Ok(()) => stopped,
             Err(error) => {
-                kept.push(self.manager.log.clone());
+                kept.push(self.manager.process.log.clone());
                 kept.extend(self.daemons.iter().map(|(daemon, _)| daemon.log.clone()));
                 kept.sort();
                 eprintln!("{tails}");
@@ -371,7 +353,8 @@ impl NodeAgents {
                 for path in &kept {
                     eprintln!("      {}", path.display());
                 }
-                let dir = self.manager.log.parent().unwrap_or(&self.manager.log);
+                let log = &self.manager.process.log;
+                let dir = log.parent().unwrap_or(log);
                 Err(error.context(format!("logs kept in {}", dir.display())))
             }
         }

@@ -27,7 +27,8 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use crate::cloneset_env::{Env, is_ready};
-use crate::support::{Cluster, Process, free_port, http_get, wait_for};
+use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::support::{Cluster, wait_for};
 
 const NAMESPACE: &str = "e2e-sidecarset";
 pub const MANAGER_NAMESPACE: &str = "e2e-sidecarset-system";
@@ -67,33 +68,21 @@ pub async fn with_manager(
         return Ok(());
     }
     let env = Env::without_manager(cluster, namespace).await?;
-    let (metrics_port, webhook_port) = (free_port()?, free_port()?);
     let args: Vec<String> = vec![
         format!("--namespace={MANAGER_NAMESPACE}"),
         "--create-namespace".to_owned(),
         "--leader-elect=false".to_owned(),
         "--identity=e2e-sidecarset".to_owned(),
         "--shutdown-timeout=5s".to_owned(),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-        format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
-        format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
         format!("--cloneset-namespace={namespace}"),
     ];
-    let mut manager = Process::spawn(
-        env!("CARGO_BIN_EXE_kruise-manager"),
-        &args,
-        &cluster.kubeconfig,
-        cluster.log(&format!("manager-{namespace}")),
-    )?;
-    let result = body(&env.client, metrics_port).await;
+    let mut manager = ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[])?;
+    let result = body(&env.client, manager.metrics_port).await;
     let cleaned = cleanup(&env.client, namespace, sidecarset).await;
-    let stopped = manager.terminate(Duration::from_secs(15)).await;
+    let stopped = manager.terminate().await;
     let env_stopped = env.stop().await;
-    let result = result
-        .and(cleaned)
-        .and(stopped.map(|_| ()))
-        .and(env_stopped);
-    result.with_context(|| format!("manager log {}:\n{}", manager.log.display(), manager.tail()))
+    let result = result.and(cleaned).and(stopped).and(env_stopped);
+    result.with_context(|| manager.log_tail())
 }
 
 pub fn sidecarsets(client: &Client) -> Api<SidecarSet> {
@@ -218,18 +207,7 @@ impl Unavailability {
 }
 
 pub async fn wait_for_manager(client: &Client, metrics_port: u16) -> Result<()> {
-    wait_for(
-        "kruise-manager /readyz",
-        Duration::from_secs(90),
-        || async {
-            Ok(http_get(metrics_port, "/readyz")
-                .await
-                .ok()
-                .filter(|(code, _)| *code == 200)
-                .map(|_| ()))
-        },
-    )
-    .await?;
+    crate::manager_process::wait_ready(metrics_port).await?;
     wait_for("the v1beta1 SidecarSet API", WAIT, || async {
         Ok(sidecarsets(client)
             .list(&ListParams::default().limit(1))

@@ -32,10 +32,10 @@ use rustls_pki_types::{CertificateDer, ServerName};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
+use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::sidecarset::{MANAGER_NAMESPACE, sidecarsets, wait_for_manager};
 use crate::support::{
-    Cluster, Process, ensure_namespace, free_port, histogram_summary, http_get, percentile, rss,
-    wait_for,
+    Cluster, ensure_namespace, histogram_summary, http_get, percentile, rss, wait_for,
 };
 
 const NAMESPACE: &str = "e2e-sidecarset-measure";
@@ -62,7 +62,6 @@ pub async fn sidecarset_measure_webhook_and_memory(cluster: &Cluster) -> Result<
     }
     let client = cluster.client.clone();
     ensure_namespace(&client, NAMESPACE).await?;
-    let (metrics_port, webhook_port) = (free_port()?, free_port()?);
     let args: Vec<String> = vec![
         format!("--namespace={MANAGER_NAMESPACE}"),
         "--create-namespace".to_owned(),
@@ -70,25 +69,19 @@ pub async fn sidecarset_measure_webhook_and_memory(cluster: &Cluster) -> Result<
         "--identity=e2e-sidecarset-measure".to_owned(),
         "--shutdown-timeout=5s".to_owned(),
         "--log-format=json".to_owned(),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-        format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
-        format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
         format!("--cloneset-namespace={NAMESPACE}"),
     ];
-    let mut manager = Process::spawn(
-        env!("CARGO_BIN_EXE_kruise-manager"),
-        &args,
-        &cluster.kubeconfig,
-        cluster.log("manager-sidecarset-measure"),
-    )?;
-    let pid = manager.child.id().context("no manager pid")?;
-    let result = measure(&client, pid, metrics_port, webhook_port).await;
+    let mut manager =
+        ManagerProcess::spawn(cluster, "sidecarset-measure", &args, Webhooks::Served, &[])?;
+    let pid = manager.process.child.id().context("no manager pid")?;
+    let webhook_port = manager.webhook_port.context("no webhook port")?;
+    let result = measure(&client, pid, manager.metrics_port, webhook_port).await;
     let cleaned = cleanup(&client).await;
-    let stopped = manager.terminate(Duration::from_secs(15)).await;
+    let stopped = manager.terminate().await;
     result
         .and(cleaned)
-        .and(stopped.map(|_| ()))
-        .with_context(|| format!("manager log {}:\n{}", manager.log.display(), manager.tail()))
+        .and(stopped)
+        .with_context(|| manager.log_tail())
 }
 
 async fn cleanup(client: &Client) -> Result<()> {

@@ -255,18 +255,7 @@ pub struct Process {
 impl Process {
     /// Starts `program` with `args`, `KUBECONFIG` set, output to `log`.
     pub fn spawn(program: &str, args: &[String], kubeconfig: &Path, log: PathBuf) -> Result<Self> {
-        let file = std::fs::File::create(&log)?;
-        let child = Command::new(program)
-            .args(args)
-            .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(file.try_clone()?)
-            .stderr(file)
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("starting {program}"))?;
-        Ok(Self { child, log })
+        Self::spawn_with_env(program, args, &[], kubeconfig, log)
     }
 
     /// Like [`Process::spawn`], with extra environment variables.

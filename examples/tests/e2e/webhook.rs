@@ -13,7 +13,8 @@ use kube::core::ApiResource;
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
-use crate::support::{Cluster, Process, free_port, http_get, wait_for};
+use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::support::{Cluster, http_get, wait_for};
 
 const NAMESPACE: &str = "e2e-webhook";
 
@@ -25,52 +26,26 @@ pub async fn webhook_injects_readiness_gates(cluster: &Cluster) -> Result<()> {
         return Ok(());
     }
     let client = &cluster.client;
-    let (metrics_port, webhook_port) = (free_port()?, free_port()?);
     let args: Vec<String> = [
         "--create-namespace".to_owned(),
         "--identity=e2e-webhook".to_owned(),
         "--leader-election-id=e2e-webhook".to_owned(),
-        format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-        format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
-        format!("--webhook-url=https://127.0.0.1:{webhook_port}/mutate-pod"),
     ]
     .into();
-    let mut manager = Process::spawn(
-        env!("CARGO_BIN_EXE_kruise-manager"),
-        &args,
-        &cluster.kubeconfig,
-        cluster.log("manager-webhook"),
-    )?;
-    let result = scenario(client, metrics_port).await;
-    let stopped = manager.terminate(Duration::from_secs(15)).await;
-    let result = result.and_then(|()| {
-        let status = stopped?;
-        ensure!(
-            status.success(),
-            "kruise-manager exited with {status} after SIGTERM"
-        );
-        Ok(())
-    });
+    let mut manager = ManagerProcess::spawn(cluster, "webhook", &args, Webhooks::Served, &[])?;
+    let result = match manager.wait_ready().await {
+        Ok(()) => scenario(client, manager.metrics_port).await,
+        Err(error) => Err(error),
+    };
+    let result = result.and(manager.stop().await);
     let result = match result {
         Ok(()) => configuration_removed(client).await,
         Err(error) => Err(error),
     };
-    result.with_context(|| format!("manager log {}:\n{}", manager.log.display(), manager.tail()))
+    result.with_context(|| manager.log_tail())
 }
 
 async fn scenario(client: &Client, metrics_port: u16) -> Result<()> {
-    wait_for(
-        "kruise-manager /readyz",
-        Duration::from_secs(90),
-        || async {
-            Ok(http_get(metrics_port, "/readyz")
-                .await
-                .ok()
-                .filter(|(code, _)| *code == 200)
-                .map(|_| ()))
-        },
-    )
-    .await?;
     crate::support::ensure_namespace(client, NAMESPACE).await?;
     let configurations: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let configuration = wait_for(

@@ -1,0 +1,117 @@
+//! kruise-manager as a child process of a scenario, started one way everywhere: the binary under test (or
+//! `KRUISE_E2E_MANAGER_BIN`, e.g. a release build to measure), its metrics and health endpoints on a free
+//! port, optionally its webhook server on another one (with `--webhook-url` pointing at it), output in the
+//! run's log directory as `manager-NAME.log`.
+
+use std::time::Duration;
+
+use anyhow::{Result, ensure};
+
+use crate::support::{Cluster, Process, free_port, http_get, wait_for};
+
+/// How long kruise-manager may take to answer `/readyz` (CRD install, webhook certificates, caches).
+pub const READY_WITHIN: Duration = Duration::from_secs(90);
+
+/// How long a graceful stop may take.
+pub const STOP_WITHIN: Duration = Duration::from_secs(20);
+
+/// A running kruise-manager process and where it listens.
+pub struct ManagerProcess {
+    /// The process and its log.
+    pub process: Process,
+    /// The port of `/metrics`, `/healthz` and `/readyz`.
+    pub metrics_port: u16,
+    /// The port of the webhook server, when it serves webhooks.
+    pub webhook_port: Option<u16>,
+}
+
+/// Whether the manager serves its webhooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Webhooks {
+    /// `--webhook-bind-address` on a free port, `--webhook-url` at its pod route.
+    Served,
+    /// The caller's arguments decide (`--no-webhook`, or nothing).
+    AsArgumentsSay,
+}
+
+impl ManagerProcess {
+    /// Starts kruise-manager with `args`, the listen addresses chosen here, and `env` added to its
+    /// environment. Does not wait for it to be ready (see [`Self::wait_ready`]).
+    pub fn spawn(
+        cluster: &Cluster,
+        name: &str,
+        args: &[String],
+        webhooks: Webhooks,
+        env: &[(&str, &str)],
+    ) -> Result<Self> {
+        let metrics_port = free_port()?;
+        let mut all = args.to_vec();
+        all.push(format!("--metrics-bind-address=127.0.0.1:{metrics_port}"));
+        let webhook_port = match webhooks {
+            Webhooks::Served => {
+                let port = free_port()?;
+                all.push(format!("--webhook-bind-address=127.0.0.1:{port}"));
+                all.push(format!("--webhook-url=https://127.0.0.1:{port}/mutate-pod"));
+                Some(port)
+            }
+            Webhooks::AsArgumentsSay => None,
+        };
+        let program = std::env::var("KRUISE_E2E_MANAGER_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kruise-manager").to_owned());
+        let process = Process::spawn_with_env(
+            &program,
+            &all,
+            env,
+            &cluster.kubeconfig,
+            cluster.log(&format!("manager-{name}")),
+        )?;
+        Ok(Self {
+            process,
+            metrics_port,
+            webhook_port,
+        })
+    }
+
+    /// Waits until `/readyz` answers 200; the error carries the tail of the manager's log.
+    pub async fn wait_ready(&self) -> Result<()> {
+        wait_ready(self.metrics_port)
+            .await
+            .map_err(|error| error.context(self.log_tail()))
+    }
+
+    /// Stops it gracefully (SIGTERM) and checks that it exited successfully.
+    pub async fn stop(&mut self) -> Result<()> {
+        let status = self.process.terminate(STOP_WITHIN).await?;
+        ensure!(
+            status.success(),
+            "kruise-manager exited with {status} after SIGTERM"
+        );
+        Ok(())
+    }
+
+    /// Stops it (SIGTERM), waiting for the exit but not judging its status.
+    pub async fn terminate(&mut self) -> Result<()> {
+        self.process.terminate(STOP_WITHIN).await.map(drop)
+    }
+
+    /// `manager log PATH:` and the last lines of the log, for failure messages.
+    pub fn log_tail(&self) -> String {
+        format!(
+            "manager log {}:\n{}",
+            self.process.log.display(),
+            self.process.tail()
+        )
+    }
+}
+
+/// Waits until the kruise-manager whose metrics listen on `metrics_port` answers `/readyz` with 200.
+pub async fn wait_ready(metrics_port: u16) -> Result<()> {
+    wait_for("kruise-manager /readyz", READY_WITHIN, || async {
+        Ok(http_get(metrics_port, "/readyz")
+            .await
+            .ok()
+            .filter(|(code, _)| *code == 200)
+            .map(|_| ()))
+    })
+    .await
+}
