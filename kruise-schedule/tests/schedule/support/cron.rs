@@ -1,4 +1,4 @@
-//! Generators shared by the cron property and oracle tests.
+//! Generators shared by the cron property and oracle tests (`cron_properties`, `cron_oracle`).
 
 // Test code: each test file uses some of these; a panic is a failed test.
 #![allow(
@@ -154,4 +154,3 @@ pub fn instant() -> impl Strategy<Value = DateTime<Utc>> {
         .boxed();
     prop_oneof![any, near_switch].prop_map(|seconds| DateTime::from_timestamp(seconds, 0).unwrap())
 }
-pub mod acj;

@@ -11,18 +11,18 @@
     missing_docs
 )]
 
-mod rollout;
+use crate::support::rollout;
 
 use std::time::Duration;
 
+use crate::support::rollout::planning::{cloneset, lifecycle_to, now, plan_of, plan_with, summary};
+use crate::support::rollout::{pods, time};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::{CloneSet, CloneSetConditionType, progressing_reason};
 use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{
     ActionKind, Options, Plan, PlanInput, Revisions, Rule, SeededIds, Step, Target, UpdateHow, plan,
 };
-use rollout::planning::{cloneset, lifecycle_to, now, plan_of, plan_with, summary};
-use rollout::{pods, time};
 use serde_json::{Value, json};
 
 fn rolling(fields: &Value) -> Value {

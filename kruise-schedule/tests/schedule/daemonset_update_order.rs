@@ -7,9 +7,7 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
-use daemonset_support::*;
+use crate::support::daemonset::*;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_schedule::daemonset::{NodeClass, Plan};
 use serde_json::{Value, json};

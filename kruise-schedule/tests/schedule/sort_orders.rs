@@ -10,10 +10,9 @@
     missing_docs
 )]
 
-mod rollout;
-
 use std::collections::BTreeMap;
 
+use crate::support::rollout::{P, names, p};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use kruise_api::scatter::UpdateScatterTerm;
@@ -23,7 +22,6 @@ use kruise_api::update_priority::{
 use kruise_schedule::sort::deletion::{DeletionKey, parse_deletion_cost};
 use kruise_schedule::sort::scatter::{Scatter, ScatterGroup, group_by_density};
 use kruise_schedule::sort::{active, priority::Priority, rankers, select};
-use rollout::{P, names, p};
 
 const COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 

@@ -10,7 +10,7 @@
     clippy::panic
 )]
 
-mod support;
+use crate::support::cron as cron_support;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, TimeZone, Timelike, Utc, Weekday};
 use chrono_tz::Tz;
@@ -69,7 +69,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn strictly_increasing(text in support::schedule(), zone in support::zone(), after in support::instant()) {
+    fn strictly_increasing(text in cron_support::schedule(), zone in cron_support::zone(), after in cron_support::instant()) {
         let schedule = Schedule::parse(&text).unwrap();
         let mut previous = after;
         for time in schedule.iter_after(after, zone).take(25) {
@@ -80,7 +80,7 @@ proptest! {
     }
 
     #[test]
-    fn prefix_and_local_zone_agree(text in support::dense_schedule(), zone in support::zone(), after in support::instant()) {
+    fn prefix_and_local_zone_agree(text in cron_support::dense_schedule(), zone in cron_support::zone(), after in cron_support::instant()) {
         let local = Schedule::parse(&text).unwrap();
         let prefixed = Schedule::parse(&format!("TZ={zone} {text}"));
         // Fixed offsets have no name to put in a prefix.
@@ -118,9 +118,9 @@ proptest! {
 
     #[test]
     fn missed_runs_count_the_chain(
-        text in support::dense_schedule(),
-        zone in support::zone(),
-        earliest in support::instant(),
+        text in cron_support::dense_schedule(),
+        zone in cron_support::zone(),
+        earliest in cron_support::instant(),
         span in 0i64..86_400 * 4,
     ) {
         let schedule = Schedule::parse(&text).unwrap();

@@ -8,9 +8,7 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
-use daemonset_support::*;
+use crate::support::daemonset::*;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_schedule::daemonset::{Rule, Step};
 use serde_json::json;

@@ -8,9 +8,9 @@
     missing_docs
 )]
 
-mod asts;
+use crate::support::asts;
 
-use asts::{phase, pod, run_with, summary};
+use crate::support::asts::{phase, pod, run_with, summary};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_schedule::statefulset::{ActionKind, Error, Options, Wait};
 use serde_json::{Value, json};

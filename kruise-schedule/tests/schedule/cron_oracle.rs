@@ -9,7 +9,7 @@
     clippy::panic
 )]
 
-mod support;
+use crate::support::cron as cron_support;
 
 use std::str::FromStr;
 
@@ -26,8 +26,8 @@ proptest! {
 
     #[test]
     fn same_firing_times_as_the_cron_crate(
-        (ours, theirs) in support::oracle_schedule(),
-        after in support::instant(),
+        (ours, theirs) in cron_support::oracle_schedule(),
+        after in cron_support::instant(),
     ) {
         let schedule = Schedule::parse(&ours).unwrap();
         let oracle = oracle(&theirs);

@@ -8,9 +8,9 @@
     missing_docs
 )]
 
-mod asts;
+use crate::support::asts;
 
-use asts::{pods, run, run_with, set, summary};
+use crate::support::asts::{pods, run, run_with, set, summary};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_schedule::statefulset::ordinals::{
     OrdinalRange, ReservedOrdinals, claim_name, ordinal_of, parent_of, pod_name,

@@ -7,11 +7,9 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
 use std::time::Duration;
 
-use daemonset_support::*;
+use crate::support::daemonset::*;
 use serde_json::json;
 
 #[test]

@@ -8,9 +8,7 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
-use daemonset_support::*;
+use crate::support::daemonset::*;
 use kruise_schedule::daemonset::{ReplaceHow, Rule, Step};
 use serde_json::json;
 

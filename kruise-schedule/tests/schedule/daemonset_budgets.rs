@@ -7,9 +7,7 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
-use daemonset_support::*;
+use crate::support::daemonset::*;
 use kruise_schedule::daemonset::Budgets;
 use serde_json::{Value, json};
 

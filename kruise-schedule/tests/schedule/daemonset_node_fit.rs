@@ -7,9 +7,7 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
-use daemonset_support::*;
+use crate::support::daemonset::*;
 use k8s_openapi::api::core::v1::{PodSpec, Taint, Toleration};
 use kruise_schedule::daemonset::node_affinity::target_node;
 use kruise_schedule::daemonset::toleration::{tolerates, with_daemon_tolerations};

@@ -8,9 +8,9 @@
     missing_docs
 )]
 
-mod asts;
-
-use asts::{label, not_ready, phase, pod, pods, run, set, state, summary, terminating};
+use crate::support::asts::{
+    label, not_ready, phase, pod, pods, run, set, state, summary, terminating,
+};
 use kruise_schedule::statefulset::{Rule, Wait};
 use serde_json::json;
 

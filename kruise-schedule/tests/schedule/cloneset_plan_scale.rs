@@ -11,18 +11,20 @@
     missing_docs
 )]
 
-mod rollout;
+use crate::support::rollout;
 
 use std::collections::BTreeMap;
 
+use crate::support::rollout::planning::{
+    cloneset, lifecycle_to, now, plan_claims, plan_of, summary,
+};
+use crate::support::rollout::pods;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{
     ActionKind, Options, PlanInput, Revisions, Rule, SeededIds, Step, Target, plan,
 };
-use rollout::planning::{cloneset, lifecycle_to, now, plan_claims, plan_of, summary};
-use rollout::pods;
 use serde_json::json;
 
 const INSTANCE_ID: &str = "apps.kruise.io/cloneset-instance-id";

@@ -9,9 +9,9 @@
     missing_docs
 )]
 
-mod asts;
+use crate::support::asts;
 
-use asts::{finalizer, pod, run, state, summary};
+use crate::support::asts::{finalizer, pod, run, state, summary};
 use kruise_schedule::statefulset::{ActionKind, Error, Rule, UpdateHow, Wait};
 use serde_json::{Value, json};
 

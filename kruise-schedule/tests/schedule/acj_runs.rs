@@ -10,17 +10,15 @@
     clippy::panic
 )]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::acj::*;
 use kruise_api::apps::{v1alpha1, v1beta1};
 use kruise_api::keys::cronjob::SCHEDULED_AT_ANNOTATION;
 use kruise_schedule::advanced_cron_job::{
     self as cronjob, Action, Child, NewChild, PlanOptions, Warning,
 };
 use kruise_schedule::cron::Zone;
-use support::acj::*;
 
 #[test]
 fn runs_the_most_recent_missed_time() {

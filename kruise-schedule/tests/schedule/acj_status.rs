@@ -9,13 +9,11 @@
     clippy::panic
 )]
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::acj::*;
 use kruise_api::apps::v1beta1;
 use kruise_schedule::advanced_cron_job::{self as cronjob, Action, Child, Warning};
-use support::acj::*;
 
 #[test]
 fn status_from_children() {

@@ -12,11 +12,12 @@
     missing_docs
 )]
 
-mod rollout;
+use crate::support::rollout;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::support::rollout::planning::cloneset;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodReadinessGate};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp, tz::TimeZone};
@@ -26,13 +27,12 @@ use kruise_schedule::cloneset::{
     Applied, Options, Plan, PlanInput, PodFactsCache, Revisions, SeededIds, Synced, plan,
 };
 use proptest::prelude::*;
-use rollout::planning::cloneset;
 use serde_json::{Value, json};
 
-/// One generated pod: a `rollout::pod` token plus the extras the orderings and availability read.
+/// One generated pod: a `support::rollout::pod` token plus the extras the orderings and availability read.
 #[derive(Clone, Debug)]
 struct PodGen {
-    /// `<rev><state><ready><deleted>` as `rollout::pod` reads it (rev `o`/`n`; `x` → a third revision).
+    /// `<rev><state><ready><deleted>` as `support::rollout::pod` reads it (rev `o`/`n`; `x` → a third revision).
     token: String,
     zone: u8,
     rack: u8,

@@ -1,4 +1,4 @@
-//! Properties of the CloneSet planner on a simulated fleet (`rollout::sim`): plan, apply the actions, let
+//! Properties of the CloneSet planner on a simulated fleet (`support::rollout::sim`): plan, apply the actions, let
 //! pods become ready after a random delay (some never), advance the clock, repeat. At every step:
 //!
 //! * the plan is deterministic (planning the same state twice gives the same plan);
@@ -18,12 +18,10 @@
     missing_docs
 )]
 
-mod rollout;
-
+use crate::support::rollout::planning::cloneset;
+use crate::support::rollout::sim::{Fleet, fleet_pod, label};
 use k8s_openapi::api::core::v1::Pod;
 use proptest::prelude::*;
-use rollout::planning::cloneset;
-use rollout::sim::{Fleet, fleet_pod, label};
 use serde_json::json;
 
 #[derive(Clone, Debug)]

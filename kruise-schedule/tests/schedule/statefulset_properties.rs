@@ -15,11 +15,11 @@
     missing_docs
 )]
 
-mod asts;
+use crate::support::asts;
 
 use std::collections::{BTreeMap, HashSet};
 
-use asts::{phase, pod, run, summary};
+use crate::support::asts::{phase, pod, run, summary};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_schedule::statefulset::ordinals::{OrdinalRange, ReservedOrdinals, ordinal_of};
 use kruise_schedule::statefulset::{ActionKind, Plan, Rule};

@@ -1,7 +1,7 @@
 //! Upstream's `TestCalculateDiffsWithExpectation` cases (`pkg/controller/cloneset/sync/cloneset_sync_utils_test.go`),
 //! one row each, plus rows for the rules upstream's table does not cover.
 //!
-//! Pods are tokens `<rev><state><ready><deleted>` (see `rollout::pod`). As upstream's test does, rows run with
+//! Pods are tokens `<rev><state><ready><deleted>` (see `support::rollout::pod`). As upstream's test does, rows run with
 //! `CloneSetPartitionRollback` on (unless marked `no_rollback`) and `PreparingUpdateAsUpdate` on; the current
 //! revision is `old_rev` unless the row is `consistent`.
 
@@ -12,11 +12,11 @@
     missing_docs
 )]
 
-mod rollout;
+use crate::support::rollout;
 
+use crate::support::rollout::{cloneset, ios, pods};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_schedule::cloneset::{Diff, Options, RevisionMatch, calculate_diffs};
-use rollout::{cloneset, ios, pods};
 
 #[derive(Clone, Copy, Default)]
 struct Flags {

@@ -10,11 +10,9 @@
     clippy::panic
 )]
 
-mod daemonset_support;
-
 use std::collections::BTreeMap;
 
-use daemonset_support::{NEW, OLD};
+use crate::support::daemonset::{NEW, OLD};
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

@@ -8,9 +8,9 @@
     missing_docs
 )]
 
-mod asts;
+use crate::support::asts;
 
-use asts::{label, not_ready, pod, run, summary};
+use crate::support::asts::{label, not_ready, pod, run, summary};
 use kruise_schedule::statefulset::{Rule, Wait};
 use serde_json::json;
 
