@@ -9,7 +9,7 @@
     clippy::type_complexity
 )]
 
-mod support;
+use crate::support;
 
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::keys::sidecarset as keys;

@@ -9,7 +9,7 @@
     clippy::type_complexity
 )]
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;

@@ -9,8 +9,7 @@
     clippy::type_complexity
 )]
 
-#[path = "harness/annotations.rs"]
-mod harness;
+use crate::support::annotation_harness as harness;
 
 #[test]
 fn every_seed_and_its_mutations_return() {

@@ -10,7 +10,7 @@
     clippy::type_complexity
 )]
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;

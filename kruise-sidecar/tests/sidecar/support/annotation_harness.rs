@@ -1,5 +1,5 @@
 //! The fuzz harness of the SidecarSet annotation parsers, shared by `fuzz/fuzz_targets/sidecar_annotations.rs`
-//! and the deterministic corpus test (`tests/annotation_corpus.rs`).
+//! and the deterministic corpus test (`tests/sidecar/annotation_corpus.rs`).
 //!
 //! Input: up to five NUL-separated values used as a pod's `kruise.io/sidecarset-hash`,
 //! `kruise.io/sidecarset-working-hotupgrade-container`, `kruise.io/sidecarset-inplace-update-state` and

@@ -1,4 +1,5 @@
-//! Builders shared by the integration tests.
+//! Builders shared by the integration test modules (`crate::support::...`), and the fuzz harness of the
+//! annotation parsers (`annotation_harness`).
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -6,6 +7,8 @@
     clippy::indexing_slicing,
     clippy::panic
 )]
+
+pub mod annotation_harness;
 
 use std::collections::BTreeMap;
 

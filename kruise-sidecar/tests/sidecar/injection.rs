@@ -9,13 +9,13 @@
     clippy::type_complexity
 )]
 
-mod support;
+use crate::support;
 
+use crate::support::{annotation, container, inject, names, now, pod, sidecarset};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys::sidecarset as keys;
 use kruise_sidecar::{InjectRequest, Options, SeededChance};
 use serde_json::json;
-use support::{annotation, container, inject, names, now, pod, sidecarset};
 
 fn apply_patch(original: &Pod, patch: &json_patch::Patch) -> Pod {
     let mut value = serde_json::to_value(original).unwrap();

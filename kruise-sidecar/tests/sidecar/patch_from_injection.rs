@@ -12,7 +12,7 @@
     clippy::needless_pass_by_value
 )]
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;

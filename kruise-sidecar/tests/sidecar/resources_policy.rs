@@ -8,15 +8,13 @@
     clippy::needless_pass_by_value
 )]
 
-mod support;
-
+use crate::support::{container, now, pod, sidecarset};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_sidecar::resource_expression::{Expression, ExpressionError};
 use kruise_sidecar::resources_policy::{self, PolicyError};
 use kruise_sidecar::{Error, Options};
 use serde_json::{Value, json};
-use support::{container, now, pod, sidecarset};
 
 /// The proposal's pod: `large.engine.v4` (200m/200Mi limits, 50m/100Mi requests) and `large.engine.v8`
 /// (400m/400Mi, 100m/200Mi), plus an unrelated `logger` with large resources.

@@ -9,10 +9,11 @@
     clippy::type_complexity
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 
+use crate::support::{annotation, image_of, inject, later, running, sidecarset};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::keys::sidecarset as keys;
@@ -20,7 +21,6 @@ use kruise_inplace::Subresource;
 use kruise_sidecar::consistency::{self, is_pod_state_consistent};
 use kruise_sidecar::{PlanInput, Reason, Step, plan};
 use serde_json::json;
-use support::{annotation, image_of, inject, later, running, sidecarset};
 
 fn log_set(image: &str, update_strategy: serde_json::Value) -> SidecarSet {
     sidecarset(json!({

@@ -8,14 +8,14 @@
     clippy::type_complexity
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 
+use crate::support::pod;
 use kruise_api::apps::{v1alpha1, v1beta1};
 use kruise_sidecar::matching::{self, indexed_namespaces, matching_sidecarsets, pod_matches};
 use serde_json::json;
-use support::pod;
 
 fn set(spec: serde_json::Value) -> v1beta1::SidecarSet {
     serde_json::from_value(json!({"metadata": {"name": "s"}, "spec": spec})).unwrap()
