@@ -8,9 +8,7 @@
     clippy::needless_pass_by_value
 )] // test code
 
-mod common;
-
-use common::*;
+use crate::support::*;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kruise_api::keys::inplace::{
     GRACE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION, STATE_ANNOTATION,

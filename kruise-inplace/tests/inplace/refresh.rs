@@ -8,11 +8,9 @@
     clippy::needless_pass_by_value
 )] // test code
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys::inplace::{GRACE_ANNOTATION, LEGACY_GRACE_ANNOTATION, STATE_ANNOTATION};
 use kruise_inplace::{Error, FeatureGates, RevisionLabels, Subresource, UpdateOptions, refresh};

@@ -1,7 +1,18 @@
-//! Helpers shared by the integration tests: pods from JSON, a simulated kubelet and kruise-daemon, and a
-//! check that an outcome's patches reproduce its pod.
+//! Helpers shared by the integration test modules (`crate::support::...`): pods from JSON, a simulated kubelet
+//! and kruise-daemon, and a check that an outcome's patches reproduce its pod; and the fuzz harness of the
+//! annotation parsers (`annotation_harness`).
 
-#![allow(dead_code)]
+// Test code: each test module uses some of these; a panic is a failed test.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::needless_pass_by_value
+)]
+
+pub mod annotation_harness;
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};

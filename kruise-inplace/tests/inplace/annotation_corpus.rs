@@ -8,8 +8,7 @@
     clippy::needless_pass_by_value
 )] // test code
 
-#[path = "harness/annotations.rs"]
-mod harness;
+use crate::support::annotation_harness as harness;
 
 #[test]
 fn corpus() {

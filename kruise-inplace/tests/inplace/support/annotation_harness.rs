@@ -1,5 +1,5 @@
 //! The fuzz harness of the in-place annotation parsers, shared by `fuzz/fuzz_targets/inplace_state.rs` and the
-//! deterministic corpus test (`tests/annotation_corpus.rs`).
+//! deterministic corpus test (`tests/inplace/annotation_corpus.rs`).
 //!
 //! Input: up to three NUL-separated values used as the `apps.kruise.io/inplace-update-state`,
 //! `apps.kruise.io/inplace-update-grace` and `apps.kruise.io/runtime-containers-meta` annotations of a pod with

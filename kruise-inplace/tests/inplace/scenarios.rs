@@ -8,12 +8,10 @@
     clippy::needless_pass_by_value
 )] // test code
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::*;
+use crate::support::*;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::keys::inplace::STATE_ANNOTATION;

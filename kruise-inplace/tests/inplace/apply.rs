@@ -8,11 +8,9 @@
     clippy::needless_pass_by_value
 )] // test code
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::support::*;
 use k8s_openapi::api::core::v1::{Pod, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;

@@ -8,11 +8,9 @@
     clippy::needless_pass_by_value
 )] // test code
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::support::*;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use kruise_inplace::{
     RevisionLabels, UpdateOptions, apply, calculate_templates, completion, quantity, refresh,
