@@ -8,13 +8,11 @@
     clippy::panic
 )]
 
-mod support;
-
+use crate::support::schema_values::{self, Hints};
 use kruise_api::convert::HubConversion;
 use kube::CustomResourceExt;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use support::schema_values::{self, Hints};
 
 fn lossless<A: HubConversion + CustomResourceExt + std::fmt::Debug>(hints: &Hints) {
     let crd = A::crd();

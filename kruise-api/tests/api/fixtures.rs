@@ -9,7 +9,7 @@
     clippy::panic
 )]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -1,6 +1,13 @@
 //! Pods, hooks and clocks for the integration tests.
 
-#![allow(dead_code)]
+// Test code: each test module uses some of these; a panic is a failed test.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::collections::BTreeMap;
 

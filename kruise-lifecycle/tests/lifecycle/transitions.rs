@@ -10,15 +10,15 @@
     clippy::panic
 )]
 
-mod support;
+use crate::support;
 
+use crate::support::{
+    NOW_ANNOTATION, PodBuilder, STATE, TIMESTAMP, finalizers, hook, lifecycle_keys, now, pod,
+};
 use kruise_api::lifecycle::{Lifecycle, LifecycleHook};
 use kruise_lifecycle::{
     DeleteDecision, Error, Options, RefreshInput, Transition, UpdateDecision, Workload,
     WorkloadKind,
-};
-use support::{
-    NOW_ANNOTATION, PodBuilder, STATE, TIMESTAMP, finalizers, hook, lifecycle_keys, now, pod,
 };
 
 use WorkloadKind::{CloneSet, DaemonSet, StatefulSet};

@@ -18,10 +18,11 @@
     clippy::panic
 )]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 
+use crate::support::{KRUISE_POD_READY, STATE, now};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::lifecycle::{Lifecycle, LifecycleHook, LifecycleStateType as State};
 use kruise_lifecycle::not_ready::{self, container_recreate_request_entry};
@@ -31,7 +32,6 @@ use kruise_lifecycle::{
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value};
-use support::{KRUISE_POD_READY, STATE, now};
 
 const HOOK_LABEL_KEYS: [&str; 2] = ["hook.example.com/a", "hook.example.com/b"];
 /// Handler values, including the awkward ones: empty (matches an absent label), quotes, backslashes.
