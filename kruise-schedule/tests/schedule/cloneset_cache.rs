@@ -1,0 +1,705 @@
+//! The incremental path of the CloneSet planner: a plan from a `PodFactsCache` is exactly the plan from the
+//! cache's pods (same order), for random fleets, random CloneSet settings and `now`, also after random pod
+//! updates, inserts and deletes applied to the cache one event at a time, and after the CloneSet's priority
+//! or scatter strategy changes (stale cached keys, then `set_ordering`). Plus unit tests of the cache's
+//! bookkeeping (insert, update, `resourceVersion` skip, remove, relist).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    missing_docs
+)]
+
+use crate::support::rollout;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::support::rollout::planning::cloneset;
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition, PodReadinessGate};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::{SignedDuration, Timestamp, tz::TimeZone};
+use kruise_api::apps::v1beta1::CloneSet;
+use kruise_inplace::calculate::RevisionRef;
+use kruise_schedule::cloneset::{
+    Applied, Options, Plan, PlanInput, PodFactsCache, Revisions, SeededIds, Synced, plan,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// One generated pod: a `support::rollout::pod` token plus the extras the orderings and availability read.
+#[derive(Clone, Debug)]
+struct PodGen {
+    /// `<rev><state><ready><deleted>` as `support::rollout::pod` reads it (rev `o`/`n`; `x` → a third revision).
+    token: String,
+    zone: u8,
+    rack: u8,
+    batch: Option<u8>,
+    restarts: i32,
+    ready_secs_ago: Option<u16>,
+    created_secs_ago: Option<u16>,
+    node: Option<u8>,
+    phase: u8,
+    terminating: bool,
+    no_template_hash: bool,
+    grace: bool,
+    in_place_gate: u8,
+    cost: Option<i8>,
+    pre_delete_finalizer: bool,
+}
+
+fn pod_gen() -> impl Strategy<Value = PodGen> {
+    (
+        (
+            prop::sample::select(vec!['o', 'n', 'x']),
+            prop::sample::select("NNNNNNNNNNN------UDPPQT".chars().collect::<Vec<_>>()),
+            prop::bool::weighted(0.8),
+            prop::bool::weighted(0.03),
+            0u8..3,
+            0u8..4,
+            prop::option::weighted(0.5, 0u8..4),
+            0i32..3,
+        ),
+        (
+            prop::option::weighted(0.9, 0u16..120),
+            prop::option::weighted(0.9, 0u16..600),
+            prop::option::weighted(0.9, 0u8..3),
+            prop::sample::select(vec![0u8, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3]),
+            prop::bool::weighted(0.02),
+            prop::bool::weighted(0.03),
+            prop::bool::weighted(0.05),
+            prop::sample::select(vec![0u8, 0, 1, 2, 2, 3]),
+        ),
+        (
+            prop::option::weighted(0.2, any::<i8>()),
+            prop::bool::weighted(0.15),
+        ),
+    )
+        .prop_map(
+            |(
+                (rev, state, ready, deleted, zone, rack, batch, restarts),
+                (ready_ago, created_ago, node, phase, terminating, no_hash, grace, gate),
+                (cost, finalizer),
+            )| PodGen {
+                token: format!(
+                    "{rev}{state}{}{}",
+                    if ready { 'r' } else { '-' },
+                    if deleted { 'd' } else { '-' }
+                ),
+                zone,
+                rack,
+                batch,
+                restarts,
+                ready_secs_ago: ready_ago,
+                created_secs_ago: created_ago,
+                node,
+                phase,
+                terminating,
+                no_template_hash: no_hash,
+                grace,
+                in_place_gate: gate,
+                cost,
+                pre_delete_finalizer: finalizer,
+            },
+        )
+}
+
+fn now_at(offset: u16) -> Timestamp {
+    rollout::at("2024-05-01T10:00:00Z") + SignedDuration::from_secs(i64::from(offset))
+}
+
+fn build_pod(name: &str, version: u64, g: &PodGen, now: Timestamp) -> Pod {
+    let token = g.token.replacen('x', "o", 1);
+    let mut pod = rollout::pod(name, &token);
+    let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
+    if g.token.starts_with('x') {
+        labels.insert("controller-revision-hash".into(), "cs-older_rev".into());
+    }
+    labels.insert("zone".into(), ["a", "b", "c"][usize::from(g.zone)].into());
+    labels.insert("rack".into(), format!("r{}", g.rack));
+    labels.insert(
+        "apps.kruise.io/cloneset-instance-id".into(),
+        name.trim_start_matches('p').to_owned(),
+    );
+    if let Some(batch) = g.batch {
+        labels.insert("batch".into(), format!("b-{batch}"));
+    }
+    if g.no_template_hash {
+        labels.remove("pod-template-hash");
+    }
+    pod.metadata.resource_version = Some(version.to_string());
+    pod.metadata.creation_timestamp = g
+        .created_secs_ago
+        .map(|ago| Time(now - SignedDuration::from_secs(i64::from(ago) + 60)));
+    if g.terminating {
+        pod.metadata.deletion_timestamp = Some(Time(now));
+    }
+    if g.pre_delete_finalizer {
+        pod.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    }
+    let annotations = pod.metadata.annotations.get_or_insert_with(BTreeMap::new);
+    if g.grace {
+        annotations.insert(
+            "apps.kruise.io/inplace-update-grace".into(),
+            r#"{"revision":"new_rev","containerImages":{"c":"nginx:2"},"graceSeconds":30}"#.into(),
+        );
+    }
+    if let Some(cost) = g.cost {
+        annotations.insert(
+            "controller.kubernetes.io/pod-deletion-cost".into(),
+            cost.to_string(),
+        );
+    }
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    spec.node_name = g.node.map(|n| format!("node-{n}"));
+    spec.containers = vec![k8s_openapi::api::core::v1::Container {
+        name: "c".into(),
+        image: Some("nginx:1".into()),
+        ..Default::default()
+    }];
+    if g.in_place_gate > 0 {
+        spec.readiness_gates = Some(vec![PodReadinessGate {
+            condition_type: "InPlaceUpdateReady".into(),
+        }]);
+    }
+    let status = pod.status.get_or_insert_with(Default::default);
+    status.phase =
+        Some(["Running", "Pending", "Unknown", "Succeeded"][usize::from(g.phase)].into());
+    let conditions = status.conditions.get_or_insert_with(Vec::new);
+    for condition in conditions.iter_mut() {
+        if condition.type_ == "Ready" {
+            condition.last_transition_time = g
+                .ready_secs_ago
+                .map(|ago| Time(now - SignedDuration::from_secs(i64::from(ago))));
+        }
+    }
+    match g.in_place_gate {
+        2 => conditions.push(PodCondition {
+            type_: "InPlaceUpdateReady".into(),
+            status: "True".into(),
+            ..Default::default()
+        }),
+        3 => conditions.push(PodCondition {
+            type_: "InPlaceUpdateReady".into(),
+            status: "False".into(),
+            reason: Some("StartInPlaceUpdate".into()),
+            ..Default::default()
+        }),
+        _ => {}
+    }
+    status.container_statuses = Some(vec![ContainerStatus {
+        name: "c".into(),
+        restart_count: g.restarts,
+        ..Default::default()
+    }]);
+    pod
+}
+
+/// Random CloneSet settings.
+#[derive(Clone, Debug)]
+struct SetGen {
+    /// `None`: as many replicas as pods plus `replicas_delta`; else this many.
+    replicas: Option<i64>,
+    replicas_delta: i64,
+    partition: i64,
+    max_unavailable: Value,
+    max_surge: Value,
+    min_ready_seconds: i32,
+    priority: u8,
+    scatter: u8,
+    delete_names: Vec<u8>,
+    paused: bool,
+    lifecycle: u8,
+    in_place: bool,
+    on_delete: bool,
+    scale_max_unavailable: Option<i64>,
+}
+
+fn set_gen() -> impl Strategy<Value = SetGen> {
+    (
+        (
+            prop::option::weighted(0.3, 0i64..14),
+            (
+                prop::sample::select(vec![0i64, 0, 0, 0, 0, -1, 1, -2, 2]),
+                0i64..14,
+            ),
+            prop::sample::select(vec![
+                json!(0),
+                json!(1),
+                json!(2),
+                json!("30%"),
+                json!("50%"),
+            ]),
+            prop::sample::select(vec![json!(0), json!(1), json!("20%")]),
+            prop::sample::select(vec![0, 0, 10, 60, 3600]),
+            0u8..3,
+            0u8..3,
+        ),
+        (
+            prop::option::weighted(0.2, prop::collection::vec(0u8..16, 0..3)),
+            prop::bool::weighted(0.1),
+            0u8..3,
+            any::<bool>(),
+            prop::bool::weighted(0.05),
+            prop::option::weighted(0.2, 0i64..3),
+        ),
+    )
+        .prop_map(
+            |(
+                (
+                    replicas,
+                    (replicas_delta, partition),
+                    max_unavailable,
+                    max_surge,
+                    min_ready,
+                    priority,
+                    scatter,
+                ),
+                (delete_names, paused, lifecycle, in_place, on_delete, scale_max),
+            )| SetGen {
+                replicas,
+                replicas_delta,
+                partition,
+                max_unavailable,
+                max_surge,
+                min_ready_seconds: min_ready,
+                priority,
+                scatter,
+                delete_names: delete_names.unwrap_or_default(),
+                paused,
+                lifecycle,
+                in_place,
+                on_delete,
+                scale_max_unavailable: scale_max,
+            },
+        )
+}
+
+fn build_cloneset(s: &SetGen, pods: usize) -> CloneSet {
+    let replicas = s
+        .replicas
+        .unwrap_or_else(|| (i64::try_from(pods).unwrap() + s.replicas_delta).max(0));
+    let mut rolling = json!({
+        "partition": s.partition.min(replicas),
+        "maxUnavailable": s.max_unavailable,
+        "maxSurge": s.max_surge,
+        "paused": s.paused,
+        "podUpdatePolicy": if s.in_place { "InPlaceIfPossible" } else { "ReCreate" },
+    });
+    match s.priority {
+        1 => {
+            rolling["priorityStrategy"] = json!({"weightPriority": [
+                {"weight": 50, "matchSelector": {"matchLabels": {"zone": "a"}}},
+                {"weight": 20, "matchSelector": {"matchExpressions": [{"key": "rack", "operator": "In", "values": ["r1", "r2"]}]}},
+            ]});
+        }
+        2 => rolling["priorityStrategy"] = json!({"orderPriority": [{"orderedKey": "batch"}]}),
+        _ => {}
+    }
+    match s.scatter {
+        1 => rolling["scatterStrategy"] = json!([{"key": "rack", "value": "r1"}]),
+        2 => {
+            rolling["scatterStrategy"] =
+                json!([{"key": "rack", "value": "r1"}, {"key": "zone", "value": "b"}]);
+        }
+        _ => {}
+    }
+    let mut update_strategy = json!({"rollingUpdate": rolling});
+    if s.on_delete {
+        update_strategy["type"] = json!("OnDelete");
+    }
+    let mut scale = json!({
+        "podsToDelete": s.delete_names.iter().map(|i| format!("p{i}")).collect::<Vec<_>>(),
+    });
+    if let Some(max) = s.scale_max_unavailable {
+        scale["maxUnavailable"] = json!(max);
+    }
+    let mut spec = json!({
+        "replicas": replicas,
+        "minReadySeconds": s.min_ready_seconds,
+        "updateStrategy": update_strategy,
+        "scaleStrategy": scale,
+    });
+    match s.lifecycle {
+        1 => spec["lifecycle"] = json!({"preDelete": {"finalizersHandler": ["example.com/hold"]}}),
+        2 => {
+            spec["lifecycle"] = json!({
+                "preDelete": {"finalizersHandler": ["example.com/hold"], "markPodNotReady": true},
+                "inPlaceUpdate": {"labelsHandler": {"zone": "c"}},
+            });
+        }
+        _ => {}
+    }
+    let mut cs = cloneset(&spec);
+    cs.status = Some(Default::default());
+    cs
+}
+
+/// The revisions' data: `old_rev` runs `nginx:0`, `cs-older_rev` `nginx:00`, `new_rev` the CloneSet's.
+struct Data {
+    old: Value,
+    older: Value,
+}
+
+fn data(cs: &CloneSet) -> Data {
+    let with_image = |image: &str| {
+        let mut template = cs.spec.template.clone();
+        template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
+        kruise_inplace::revision::template_data_value(&template).unwrap()
+    };
+    Data {
+        old: with_image("nginx:0"),
+        older: with_image("nginx:00"),
+    }
+}
+
+fn plan_both(
+    cs: &CloneSet,
+    cache: &PodFactsCache,
+    known: bool,
+    options: &Options,
+    now: Timestamp,
+) -> (Plan, Plan, Vec<Pod>) {
+    let data = data(cs);
+    let refs = [
+        RevisionRef {
+            name: "old_rev",
+            data: Some(&data.old),
+            annotations: None,
+        },
+        RevisionRef {
+            name: "cs-older_rev",
+            data: Some(&data.older),
+            annotations: None,
+        },
+    ];
+    let revisions = Revisions {
+        current: "old_rev",
+        update: "new_rev",
+        known: if known { &refs } else { &[] },
+    };
+    let zoned = now.to_zoned(TimeZone::UTC);
+    let pods: Vec<Pod> = cache.pods().iter().map(|pod| (**pod).clone()).collect();
+    let cold = plan(
+        &PlanInput::new(cs, &pods, revisions, &zoned, options),
+        &mut SeededIds::new(3),
+    );
+    let cached = plan(
+        &PlanInput::from_cache(cs, cache, revisions, &zoned, options),
+        &mut SeededIds::new(3),
+    );
+    (cold, cached, pods)
+}
+
+/// Compares the plans for `cs` and for `cs` with as many replicas as active pods (so that the scale step
+/// mostly leaves the update step to act).
+fn check_same(
+    cs: &CloneSet,
+    cache: &PodFactsCache,
+    known: bool,
+    options: &Options,
+    now: Timestamp,
+) -> Result<(), TestCaseError> {
+    let mut steady = cs.clone();
+    let active = cache
+        .pods()
+        .iter()
+        .filter(|pod| kruise_api::pod::is_active(pod))
+        .count();
+    steady.spec.replicas = Some(i32::try_from(active).unwrap());
+    for cs in [cs, &steady] {
+        let (cold, cached, pods) = plan_both(cs, cache, known, options, now);
+        prop_assert_eq!(format!("{cold:#?}"), format!("{cached:#?}"));
+        prop_assert_eq!(cold.expectations(&pods), cached.expectations(cache.pods()));
+    }
+    Ok(())
+}
+
+/// One event applied to the cache.
+#[derive(Clone, Debug)]
+enum Event {
+    /// A new version of pod `i % len` with new facts.
+    Update(u8, PodGen),
+    /// The same `resourceVersion` with other content (skipped by the cache).
+    Replay(u8, PodGen),
+    /// Pod `i % len` deleted.
+    Delete(u8),
+    /// A new pod.
+    Insert(PodGen),
+    /// The CloneSet's settings change (the cache's ordering may go stale); `true`: then `set_ordering`.
+    Settings(SetGen, bool),
+    /// A controller's view handed to `sync`: the stored pods whose position's bit is set in the mask (the
+    /// same `Arc`s), one of them at a new version, and a new pod.
+    Sync(u32, u8, PodGen, PodGen),
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => (any::<u8>(), pod_gen()).prop_map(|(i, g)| Event::Update(i, g)),
+        1 => (any::<u8>(), pod_gen()).prop_map(|(i, g)| Event::Replay(i, g)),
+        2 => any::<u8>().prop_map(Event::Delete),
+        2 => pod_gen().prop_map(Event::Insert),
+        1 => (set_gen(), any::<bool>()).prop_map(|(s, follow)| Event::Settings(s, follow)),
+        2 => (any::<u32>(), any::<u8>(), pod_gen(), pod_gen()).prop_map(|(m, i, u, n)| Event::Sync(m, i, u, n)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 192, ..ProptestConfig::default() })]
+
+    /// The cached plan equals the cold plan, at first and after every event.
+    #[test]
+    fn cached_plan_equals_cold_plan(
+        pods in prop::collection::vec(pod_gen(), 0..24),
+        settings in set_gen(),
+        events in prop::collection::vec(event(), 0..12),
+        now_offset in 0u16..90,
+        known in any::<bool>(),
+        gates in (any::<bool>(), any::<bool>(), any::<bool>()),
+        follow_ordering in any::<bool>(),
+    ) {
+        let mut options = Options::default();
+        options.preparing_update_as_update = gates.0;
+        options.partition_rollback = gates.1;
+        options.exclude_preparing_delete = gates.2;
+        let now = now_at(now_offset);
+        let mut cs = build_cloneset(&settings, pods.len());
+        let mut cache = if follow_ordering {
+            PodFactsCache::for_cloneset(&cs)
+        } else {
+            PodFactsCache::new()
+        };
+        let mut version = 1u64;
+        let mut next_name = 0usize;
+        for g in &pods {
+            prop_assert_eq!(cache.apply(build_pod(&format!("p{next_name}"), version, g, now)), Applied::Inserted);
+            next_name += 1;
+            version += 1;
+        }
+        check_same(&cs, &cache, known, &options, now)?;
+        for event in events {
+            let replay = matches!(event, Event::Replay(..));
+            match event {
+                Event::Update(i, g) | Event::Replay(i, g) if !cache.is_empty() => {
+                    let at = usize::from(i) % cache.len();
+                    let old = cache.pods()[at].clone();
+                    let name = old.metadata.name.clone().unwrap();
+                    let rv = if replay {
+                        old.metadata.resource_version.clone().unwrap().parse().unwrap()
+                    } else {
+                        version += 1;
+                        version
+                    };
+                    let applied = cache.apply(build_pod(&name, rv, &g, now));
+                    prop_assert_eq!(applied, if replay { Applied::Unchanged } else { Applied::Updated });
+                    if replay {
+                        prop_assert!(Arc::ptr_eq(&old, &cache.pods()[at]));
+                    }
+                }
+                Event::Delete(i) if !cache.is_empty() => {
+                    let at = usize::from(i) % cache.len();
+                    let name = cache.pods()[at].metadata.name.clone().unwrap();
+                    let len = cache.len();
+                    prop_assert!(cache.remove("default", &name).is_some());
+                    prop_assert_eq!(cache.len(), len - 1);
+                    prop_assert!(cache.get("default", &name).is_none());
+                }
+                Event::Insert(g) => {
+                    version += 1;
+                    let applied = cache.apply(build_pod(&format!("p{next_name}"), version, &g, now));
+                    prop_assert_eq!(applied, Applied::Inserted);
+                    next_name += 1;
+                }
+                Event::Settings(s, follow) => {
+                    cs = build_cloneset(&s, cache.len());
+                    if follow {
+                        cache.set_ordering(&cs);
+                    }
+                }
+                Event::Sync(mask, updated, update, insert) => {
+                    let mut view: Vec<Arc<Pod>> = cache
+                        .pods()
+                        .iter()
+                        .enumerate()
+                        .filter(|(at, _)| mask & (1 << (at % 32)) != 0)
+                        .map(|(_, pod)| Arc::clone(pod))
+                        .collect();
+                    let kept = view.len();
+                    let mut applied = 0;
+                    if !view.is_empty() {
+                        let at = usize::from(updated) % view.len();
+                        version += 1;
+                        let name = view[at].metadata.name.clone().unwrap();
+                        view[at] = Arc::new(build_pod(&name, version, &update, now));
+                        applied += 1;
+                    }
+                    version += 1;
+                    view.push(Arc::new(build_pod(&format!("p{next_name}"), version, &insert, now)));
+                    next_name += 1;
+                    applied += 1;
+                    let removed = cache.len() - kept;
+                    view.reverse();
+                    let synced = cache.sync(view.iter().cloned());
+                    prop_assert_eq!(synced, Synced { applied, removed });
+                    let mut names: Vec<_> = cache.pods().iter().map(|p| p.metadata.name.clone()).collect();
+                    let mut expected: Vec<_> = view.iter().map(|p| p.metadata.name.clone()).collect();
+                    names.sort();
+                    expected.sort();
+                    prop_assert_eq!(names, expected);
+                    for pod in &view {
+                        let stored = cache.get("default", pod.metadata.name.as_deref().unwrap()).unwrap();
+                        prop_assert!(Arc::ptr_eq(stored, pod));
+                    }
+                }
+                _ => {}
+            }
+            check_same(&cs, &cache, known, &options, now)?;
+            // Every stored pod is found under its name, at its position.
+            for (position, pod) in cache.pods().iter().enumerate() {
+                let found = cache.get("default", pod.metadata.name.as_deref().unwrap()).unwrap();
+                prop_assert!(Arc::ptr_eq(found, &cache.pods()[position]));
+            }
+        }
+    }
+}
+
+fn simple_pod(name: &str, rv: Option<&str>, revision: &str) -> Pod {
+    let mut pod = rollout::pod(name, "oNr-");
+    pod.metadata.resource_version = rv.map(str::to_owned);
+    pod.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("controller-revision-hash".into(), revision.into());
+    pod
+}
+
+#[test]
+fn apply_inserts_updates_and_skips_the_same_resource_version() {
+    let mut cache = PodFactsCache::new();
+    assert_eq!(
+        cache.apply(simple_pod("a", Some("1"), "old_rev")),
+        Applied::Inserted
+    );
+    assert_eq!(
+        cache.apply(simple_pod("b", Some("2"), "old_rev")),
+        Applied::Inserted
+    );
+    // Same resourceVersion: skipped even though the content differs.
+    assert_eq!(
+        cache.apply(simple_pod("a", Some("1"), "new_rev")),
+        Applied::Unchanged
+    );
+    assert_eq!(
+        rollout::sim::label(
+            cache.get("default", "a").unwrap(),
+            "controller-revision-hash"
+        ),
+        "old_rev"
+    );
+    // A new resourceVersion replaces the pod in place.
+    assert_eq!(
+        cache.apply(simple_pod("a", Some("3"), "new_rev")),
+        Applied::Updated
+    );
+    assert_eq!(cache.len(), 2);
+    assert_eq!(cache.pods()[0].metadata.name.as_deref(), Some("a"));
+    assert_eq!(
+        rollout::sim::label(&cache.pods()[0], "controller-revision-hash"),
+        "new_rev"
+    );
+    // Without a resourceVersion a pod is always taken.
+    assert_eq!(
+        cache.apply(simple_pod("b", None, "new_rev")),
+        Applied::Updated
+    );
+    assert_eq!(
+        cache.apply(simple_pod("b", None, "new_rev")),
+        Applied::Updated
+    );
+    // Another namespace is another pod.
+    let mut other = simple_pod("a", Some("1"), "old_rev");
+    other.metadata.namespace = Some("other".into());
+    assert_eq!(cache.apply(other), Applied::Inserted);
+    assert_eq!(cache.len(), 3);
+}
+
+#[test]
+fn remove_moves_the_last_pod_into_the_hole() {
+    let mut cache = PodFactsCache::new();
+    for (i, name) in ["a", "b", "c", "d"].iter().enumerate() {
+        cache.apply(simple_pod(name, Some(&i.to_string()), "old_rev"));
+    }
+    let removed = cache.remove("default", "b").unwrap();
+    assert_eq!(removed.metadata.name.as_deref(), Some("b"));
+    let names: Vec<_> = cache
+        .pods()
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "d", "c"]);
+    assert!(Arc::ptr_eq(
+        cache.get("default", "d").unwrap(),
+        &cache.pods()[1]
+    ));
+    assert!(cache.remove("default", "b").is_none());
+    assert!(cache.remove("elsewhere", "a").is_none());
+    assert!(cache.remove_pod(&simple_pod("d", None, "x")).is_some());
+    assert!(cache.remove_pod(&simple_pod("c", None, "x")).is_some());
+    assert!(cache.remove("default", "a").is_some());
+    assert!(cache.is_empty());
+    // Re-inserting after everything was removed works (positions and interned revisions were released).
+    assert_eq!(
+        cache.apply(simple_pod("a", Some("9"), "new_rev")),
+        Applied::Inserted
+    );
+    assert_eq!(cache.len(), 1);
+}
+
+#[test]
+fn plans_from_the_cache_follow_pod_events() {
+    let cs = cloneset(&json!({
+        "replicas": 3,
+        "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}},
+    }));
+    let options = Options::default();
+    let now = rollout::planning::now();
+    let mut cache = PodFactsCache::for_cloneset(&cs);
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        cache.apply(simple_pod(name, Some(&i.to_string()), "old_rev"));
+    }
+    let revisions = Revisions::named("old_rev", "new_rev");
+    let first = plan(
+        &PlanInput::from_cache(&cs, &cache, revisions, &now, &options),
+        &mut SeededIds::new(1),
+    );
+    // One pod is updated (recreate: marked for deletion), within maxUnavailable 1.
+    assert_eq!(first.actions.len(), 1);
+    let marked = first.actions[0].object_name(cache.pods(), &[]).to_owned();
+    // The pod comes back at the new revision: the next plan takes the next one.
+    cache.remove("default", &marked);
+    cache.apply(simple_pod(&marked, Some("10"), "new_rev"));
+    let second = plan(
+        &PlanInput::from_cache(&cs, &cache, revisions, &now, &options),
+        &mut SeededIds::new(1),
+    );
+    assert_eq!(second.status.updated_replicas, 1);
+    assert_eq!(second.actions.len(), 1);
+    assert_ne!(second.actions[0].object_name(cache.pods(), &[]), marked);
+}
+
+#[test]
+fn replace_all_relists() {
+    let mut cache = PodFactsCache::new();
+    cache.apply(simple_pod("gone", Some("1"), "old_rev"));
+    cache.replace_all(
+        ["a", "b"]
+            .iter()
+            .map(|name| Arc::new(simple_pod(name, Some("5"), "new_rev"))),
+    );
+    assert_eq!(cache.len(), 2);
+    assert!(cache.get("default", "gone").is_none());
+    assert!(cache.get("default", "b").is_some());
+}
