@@ -1,5 +1,5 @@
 //! kruise-daemon's NodeImage worker: watches the NodeImage named after its node and pulls the tags that
-//! [`crate::imagepull::node_pulls::pending`] lists, one after another, through the CRI ImageService: with
+//! `kruise_schedule::image_pull::node_pulls::pending` lists, one after another, through the CRI ImageService: with
 //! the credentials of the tag's pull secrets for the image's registry, each attempt bounded by the tag's
 //! timeout, retried with backoff up to its `backoffLimit`. Each tag's status is written when its pull starts
 //! (`Pulling`) and when it ends (`Succeeded` with the image ID, or `Failed` with the last error) by
@@ -28,8 +28,8 @@ use serde_json::json;
 
 use super::metrics::DaemonMetrics;
 use crate::cri::CriClient;
-use crate::imagepull::node_pulls::{self, Credentials, PullTask, StaleReport};
 use crate::shutdown::Shutdown;
+use kruise_schedule::image_pull::node_pulls::{self, Credentials, PullTask, StaleReport};
 
 /// Why a pass failed (retried after a few seconds).
 #[derive(Debug, thiserror::Error)]

@@ -1,4 +1,4 @@
-//! kruise-manager's ImagePullJob controller: runs the decisions of [`super::job`] for every job. It finds
+//! kruise-manager's ImagePullJob controller: runs the decisions of [`job`] for every job. It finds
 //! the target NodeImages (node selector, pod selector or all), computes the status from their tags, adds
 //! the job's image tag to at most `parallelism - active` more NodeImages per pass, writes the status
 //! (progress message included), and deletes a finished job after its TTL. NodeImage changes requeue the
@@ -24,10 +24,10 @@ use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
-use super::job::{self, Finished};
 use crate::manager::actions::{self, ActionError};
 use crate::manager::controllers::{ControllerContext, ControllerError, ControllerSet};
 use crate::manager::metrics::ControllerMetrics;
+use kruise_schedule::image_pull::job::{self, Finished};
 
 /// The controller's name.
 pub const NAME: &str = "imagepulljob";
@@ -51,7 +51,7 @@ pub enum JobError {
         job: String,
         /// The failure.
         #[source]
-        source: super::reference::InvalidImage,
+        source: kruise_schedule::image_pull::reference::InvalidImage,
     },
 }
 

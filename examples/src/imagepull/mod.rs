@@ -1,18 +1,8 @@
-//! ImagePullJob and NodeImage (upstream `pkg/controller/imagepulljob`, `pkg/controller/nodeimage`): the pure
-//! decisions, and kruise-manager's controllers that run them.
+//! kruise-manager's ImagePullJob and NodeImage controllers: they run the decisions of
+//! `kruise_schedule::image_pull` against the API server (kruise-daemon's side is `crate::daemon::image_puller`).
 //!
-//! * [`reference`](mod@reference): image names as NodeImage keys them (pure);
-//! * [`job`]: the ImagePullJob controller's decisions (pure); [`job_controller`] runs them;
-//! * [`node_image`]: the NodeImage controller's decisions (pure); [`node_image_controller`] runs them;
-//! * [`predownload`]: CloneSet image pre-download for in-place updates: whether to create an ImagePullJob, and
-//!   the job (pure);
-//! * [`node_pulls`]: kruise-daemon's decisions for its NodeImage (pure); `crate::daemon::image_puller` runs
-//!   them.
+//! * [`job_controller`]: the ImagePullJob controller;
+//! * [`node_image_controller`]: the NodeImage controller.
 
-pub mod job;
 pub mod job_controller;
-pub mod node_image;
 pub mod node_image_controller;
-pub mod node_pulls;
-pub mod predownload;
-pub mod reference;

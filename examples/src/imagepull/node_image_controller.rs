@@ -1,8 +1,8 @@
 //! kruise-manager's NodeImage controller: one NodeImage per Ready node, created
-//! [`super::node_image::creation`]-delay after the node became Ready (30 s, or the duration in the
+//! [`node_image::creation`]-delay after the node became Ready (30 s, or the duration in the
 //! environment variable `KRUISE_NODEIMAGE_CREATION_DELAY`, e.g. `0s`), with the node's labels; tags of
-//! deleted ImagePullJobs or past their TTL are dropped ([`super::node_image::clean_spec`]); unanswered and
-//! overdue pulls are marked failed ([`super::node_image::refresh_status`]). NodeImages of nodes that no
+//! deleted ImagePullJobs or past their TTL are dropped ([`node_image::clean_spec`]); unanswered and
+//! overdue pulls are marked failed ([`node_image::refresh_status`]). NodeImages of nodes that no
 //! longer exist are deleted by a sweep every 30 s.
 
 use std::sync::Arc;
@@ -19,11 +19,11 @@ use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
-use super::node_image::{self, Creation, DEFAULT_CREATION_DELAY, LiveJobs};
 use crate::duration::parse_duration;
 use crate::manager::actions::{self, ActionError};
 use crate::manager::controllers::{ControllerContext, ControllerError, ControllerSet};
 use crate::manager::metrics::ControllerMetrics;
+use kruise_schedule::image_pull::node_image::{self, Creation, DEFAULT_CREATION_DELAY, LiveJobs};
 
 /// The controller's name.
 pub const NAME: &str = "nodeimage";

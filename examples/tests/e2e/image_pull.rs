@@ -14,7 +14,7 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullPhase, NodeImage};
 use kruise_examples::cri::CriClient;
 use kruise_examples::daemon::image_puller;
-use kruise_examples::imagepull::node_pulls::{self, StaleReport};
+use kruise_schedule::image_pull::node_pulls::{self, StaleReport};
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Image pre-download for in-place updates, as the CloneSet controller runs it with the gate
 //! `PreDownloadImageForInPlaceUpdate` (default off). The decision is
-//! [`imagepull::predownload::decide`](crate::imagepull::predownload::decide); this module feeds it the
+//! `kruise_schedule::image_pull::predownload::decide`; this module feeds it the
 //! controller's revisions and carries it out, in each reconcile before the pods are touched:
 //!
 //! * while the update revision differs from the current one: decide, with `can_update_in_place` from
@@ -36,8 +36,10 @@ use serde_json::{Value, json};
 use super::context::Shared;
 use super::events::Record;
 use super::watch::key_of;
-use crate::imagepull::predownload::{HASH_LABEL, PreDownload, PreDownloadError, Revisions, decide};
 use crate::manager::actions::{self, ActionError};
+use kruise_schedule::image_pull::predownload::{
+    HASH_LABEL, PreDownload, PreDownloadError, Revisions, decide,
+};
 
 /// The pod template a CloneSet ControllerRevision holds (`data.spec.template`), if it reads as one.
 #[must_use]

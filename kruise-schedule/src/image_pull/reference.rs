@@ -2,7 +2,7 @@
 //! the tag, `latest` by default, or the digest).
 //!
 //! ```
-//! use kruise_examples::imagepull::reference::{NameTag, normalize};
+//! use kruise_schedule::image_pull::reference::{NameTag, normalize};
 //!
 //! assert_eq!(normalize("nginx").unwrap(), NameTag { name: "nginx".into(), tag: "latest".into() });
 //! assert_eq!(normalize("docker.io/library/nginx:1.25").unwrap().name, "nginx");

@@ -1,10 +1,10 @@
-//! kruise-manager's ImagePullJob decisions (upstream `pkg/controller/imagepulljob`), pure: which NodeImages the job
+//! The ImagePullJob controller's decisions (upstream `pkg/controller/imagepulljob`): which NodeImages the job
 //! targets, its status from them, what to add to a NodeImage that is not synced yet, how many may be synced now,
-//! and when the job ends. The I/O is [`super::job_controller`].
+//! and when the job ends. kruise-manager's ImagePullJob controller runs them.
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullJobStatus};
-//! use kruise_examples::imagepull::job::{calculate_status, message};
+//! use kruise_schedule::image_pull::job::{calculate_status, message};
 //!
 //! let job: ImagePullJob = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "pull", "namespace": "ns", "uid": "job-uid"},

@@ -16,7 +16,7 @@
 //!   (default 300 s), `backoffLimit` 1, completion policy `Always` with a TTL of 600 s.
 //!
 //! ```
-//! use kruise_examples::imagepull::predownload::{MIN_REPLICAS_EXCLUSIVE, PreDownload, Revisions, decide};
+//! use kruise_schedule::image_pull::predownload::{MIN_REPLICAS_EXCLUSIVE, PreDownload, Revisions, decide};
 //! # use kruise_api::apps::v1beta1::CloneSet;
 //! # let template = |image: &str| serde_json::json!({"metadata": {"labels": {"app": "web"}},
 //! #     "spec": {"containers": [{"name": "app", "image": image}]}});
@@ -36,7 +36,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::int_or_percent::{Rounding, ScaleError, kruise_scaled, legacy_scaled};
+use crate::partition::partition_replicas;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelectorRequirement, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::{
@@ -44,9 +47,6 @@ use kruise_api::apps::v1beta1::{
     ImagePullJobPodSelector, ImagePullJobSpec, ImagePullJobTemplate, PullPolicy, SandboxConfig,
 };
 use kruise_api::keys::inplace as keys;
-use kruise_schedule::int_or_percent::{Rounding, ScaleError, kruise_scaled, legacy_scaled};
-use kruise_schedule::partition::partition_replicas;
-use kube::api::ObjectMeta;
 
 /// Pre-download only happens for more replicas than this.
 pub const MIN_REPLICAS_EXCLUSIVE: i32 = 3;

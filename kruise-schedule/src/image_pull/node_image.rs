@@ -1,11 +1,11 @@
-//! kruise-manager's NodeImage decisions (upstream `pkg/controller/nodeimage`), pure: one NodeImage per Ready node
+//! The NodeImage controller's decisions (upstream `pkg/controller/nodeimage`): one NodeImage per Ready node
 //! (created a while after the node became Ready, deleted with the node), its labels kept equal to the node's, tags
 //! dropped when their ImagePullJobs are gone or their TTL after the pull has passed, and the pulls a node did not
-//! answer (10 minutes) or that ran past their deadline marked `Failed`. The I/O is
-//! [`super::node_image_controller`].
+//! answer (10 minutes) or that ran past their deadline marked `Failed`. kruise-manager's NodeImage controller
+//! runs them.
 //!
 //! ```
-//! use kruise_examples::imagepull::node_image::{Creation, creation};
+//! use kruise_schedule::image_pull::node_image::{Creation, creation};
 //! use k8s_openapi::api::core::v1::Node;
 //! use std::time::Duration;
 //!

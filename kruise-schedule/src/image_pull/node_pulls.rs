@@ -1,4 +1,4 @@
-//! kruise-daemon's NodeImage decisions, pure: which tags of its NodeImage still need a pull, the
+//! The node agent's NodeImage decisions (upstream `pkg/daemon/imagepuller`): which tags of its NodeImage still need a pull, the
 //! credentials of a pull secret for an image's registry, the backoff between attempts, the tag status to
 //! report, and whether a report still applies to the NodeImage as it is now ([`merge_report`]).
 //!
@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::NodeImage;
-//! use kruise_examples::imagepull::node_pulls::pending;
+//! use kruise_schedule::image_pull::node_pulls::pending;
 //!
 //! let node_image: NodeImage = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "node-0"},
