@@ -8,7 +8,8 @@
 //! * [`keys`]: every well-known label, annotation, condition, env var and finalizer; [`annotations`]: the JSON
 //!   values of the annotations; [`lifecycle`], [`inplace`], [`update_priority`], [`scatter`]: the types shared
 //!   by several kinds; [`pod`]: small pod facts (ready, available, revision match); [`pod_condition`]: writing pod
-//!   conditions and recomputing `Ready` from readiness gates as upstream does; [`feature_gate`]: upstream's
+//!   conditions and recomputing `Ready` from readiness gates as upstream does; [`readiness_gates`]: the gates a
+//!   new pod of a Kruise workload gets; [`feature_gate`]: upstream's
 //!   `--feature-gates` lists and their one error type.
 //!
 //! The crate does no I/O and enables no `k8s-openapi` version feature: pick one in your binary.
@@ -56,6 +57,7 @@ mod open_enum;
 pub mod pod;
 pub mod pod_condition;
 pub mod policy;
+pub mod readiness_gates;
 pub mod scatter;
 pub mod schema;
 pub mod update_priority;
