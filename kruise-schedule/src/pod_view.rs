@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::keys;
+use kruise_api::pod::label;
 
 /// A pod's lifecycle state label, read without allocating.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,22 +71,6 @@ impl State {
     pub fn is_normal(self) -> bool {
         matches!(self, Self::None | Self::Normal)
     }
-}
-
-/// The value of a pod label.
-#[must_use]
-pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
-}
-
-/// The value of a pod annotation.
-#[must_use]
-pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
 }
 
 /// The pod's name, or `""`.

@@ -293,11 +293,12 @@ fn build<'s>(
     let working = records::working_containers(pod);
     let mut new_working: Vec<&'s str> = Vec::new();
     // `kruise.io/sidecarset-injected-list`: sorted names, empty items ignored (`InjectedSidecarSets`).
-    let mut injected: BTreeSet<&str> = records::annotation(pod, keys::INJECTED_LIST_ANNOTATION)
-        .unwrap_or("")
-        .split(',')
-        .filter(|name| !name.is_empty())
-        .collect();
+    let mut injected: BTreeSet<&str> =
+        kruise_api::pod::annotation(pod, keys::INJECTED_LIST_ANNOTATION)
+            .unwrap_or("")
+            .split(',')
+            .filter(|name| !name.is_empty())
+            .collect();
     let own_containers = admitted
         .spec
         .as_ref()

@@ -15,6 +15,7 @@ use kruise_api::annotations::{
     SidecarSetInPlaceUpdateStates, WorkingHotUpgradeContainers,
 };
 use kruise_api::keys::sidecarset as keys;
+use kruise_api::pod::annotation;
 
 /// `namespace/name` of a pod, for messages.
 #[must_use]
@@ -24,16 +25,6 @@ pub fn pod_key(pod: &Pod) -> String {
         pod.metadata.namespace.as_deref().unwrap_or(""),
         pod.metadata.name.as_deref().unwrap_or("")
     )
-}
-
-/// The value of a pod annotation.
-#[must_use]
-pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    pod.metadata
-        .annotations
-        .as_ref()?
-        .get(key)
-        .map(String::as_str)
 }
 
 /// Second precision, as `metav1.Now()` is written.

@@ -256,9 +256,10 @@ fn upgrade_images(sidecarset: &SidecarSet, pod: &mut Pod) -> Vec<String> {
                 keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION,
                 records::to_annotation_value(&working.0),
             );
-            let other_version = records::annotation(pod, &hot_upgrade::version_annotation(&other))
-                .unwrap_or("")
-                .to_owned();
+            let other_version =
+                kruise_api::pod::annotation(pod, &hot_upgrade::version_annotation(&other))
+                    .unwrap_or("")
+                    .to_owned();
             records::set_annotation(
                 pod,
                 &hot_upgrade::version_annotation(&target),

@@ -15,7 +15,6 @@ use kruise_lifecycle::Workload;
 
 use super::error::Error;
 use super::input::InstanceIds;
-use crate::pod_view;
 
 /// The API version written in the owner references of new pods and claims: served by every Kruise version
 /// (v1beta1 is not served before v1.9).
@@ -46,7 +45,7 @@ pub(crate) fn instance_ids(
         }
     }
     for pod in pods {
-        if let Some(id) = pod_view::label(pod, label).filter(|id| !id.is_empty()) {
+        if let Some(id) = kruise_api::pod::label(pod, label).filter(|id| !id.is_empty()) {
             in_use.insert(id.to_owned());
             free.remove(id);
         }

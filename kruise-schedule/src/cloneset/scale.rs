@@ -235,7 +235,7 @@ fn delete(
                 kind: ActionKind::DeletePod { pod: facts.index },
                 rule,
             });
-            let id = pod_view::label(pod, keys::cloneset::INSTANCE_ID_LABEL).unwrap_or("");
+            let id = kruise_api::pod::label(pod, keys::cloneset::INSTANCE_ID_LABEL).unwrap_or("");
             if id.is_empty() {
                 return Ok(());
             }

@@ -20,7 +20,7 @@ use super::error::Error;
 use super::facts::{AVAILABLE, CURRENT, GRACE, NEEDS_REFRESH, NO_TEMPLATE_HASH, PodFacts, UPDATED};
 use super::order;
 use super::plan::{Ctx, Requeue, Step};
-use crate::pod_view::{self, State};
+use crate::pod_view::State;
 
 type Failure = (Step, Vec<Action>, Error);
 
@@ -356,7 +356,7 @@ impl<'c, 'a> Updater<'c, 'a> {
                 }
             }
         }
-        if pod_view::label(pod, keys::cloneset::SPECIFIED_DELETE_LABEL) != Some("true") {
+        if kruise_api::pod::label(pod, keys::cloneset::SPECIFIED_DELETE_LABEL) != Some("true") {
             actions.push(Action {
                 kind: ActionKind::MarkSpecifiedDelete { pod: facts.index },
                 rule: rule(how),

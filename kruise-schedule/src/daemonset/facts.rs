@@ -117,8 +117,10 @@ impl<'a> Facts<'a> {
             };
             let conditions = Conditions::of(pod);
             let available = conditions.available(settings.min_ready_seconds, now);
-            let hash = pod_view::label(pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL);
-            let generation = pod_view::label(pod, keys::kubernetes::POD_TEMPLATE_GENERATION_LABEL);
+            let hash =
+                kruise_api::pod::label(pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL);
+            let generation =
+                kruise_api::pod::label(pod, keys::kubernetes::POD_TEMPLATE_GENERATION_LABEL);
             let updated = (!update_hash.is_empty() && hash == Some(update_hash))
                 || settings
                     .template_generation
@@ -204,12 +206,12 @@ impl<'a> Facts<'a> {
 }
 
 fn needs_refresh(pod: &Pod, conditions: &Conditions, has_gate: bool) -> bool {
-    let present = |key| pod_view::annotation(pod, key).is_some_and(|v: &str| !v.is_empty());
+    let present = |key| kruise_api::pod::annotation(pod, key).is_some_and(|v: &str| !v.is_empty());
     if present(keys::inplace::GRACE_ANNOTATION) || present(keys::inplace::LEGACY_GRACE_ANNOTATION) {
         return true;
     }
-    let state = pod_view::annotation(pod, keys::inplace::STATE_ANNOTATION)
-        .or_else(|| pod_view::annotation(pod, keys::inplace::LEGACY_STATE_ANNOTATION));
+    let state = kruise_api::pod::annotation(pod, keys::inplace::STATE_ANNOTATION)
+        .or_else(|| kruise_api::pod::annotation(pod, keys::inplace::LEGACY_STATE_ANNOTATION));
     if state.is_some_and(|state| state.contains("\"next")) {
         return true;
     }

@@ -17,7 +17,6 @@ use super::action::{Action, ActionKind, Rule};
 use super::error::Error;
 use super::facts::PodFacts;
 use super::plan::{Ctx, Requeue};
-use crate::pod_view;
 
 /// The in-place options of an Advanced DaemonSet: the caller's gates, the update hash as the revision written
 /// to pods, exact revision labels, no grace period.
@@ -54,8 +53,9 @@ impl<'c, 'a> InPlace<'c, 'a> {
             return Err("the pod has no InPlaceUpdateReady readiness gate".to_owned());
         }
         let revisions = self.ctx.input.revisions;
-        let hash = pod_view::label(facts.pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL)
-            .unwrap_or("");
+        let hash =
+            kruise_api::pod::label(facts.pod, keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL)
+                .unwrap_or("");
         let Some(old) = revisions.get(hash).filter(|_| !hash.is_empty()) else {
             return Err(format!(
                 "the pod's revision {hash:?} is not among the known revisions"

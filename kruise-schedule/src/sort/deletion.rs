@@ -18,7 +18,6 @@ use k8s_openapi::api::core::v1::Pod;
 use kruise_api::keys::kubernetes::POD_DELETION_COST_ANNOTATION;
 
 use super::active::ActiveKey;
-use crate::pod_view;
 
 /// The value of the `controller.kubernetes.io/pod-deletion-cost` annotation as Kubernetes reads it: an int32
 /// whose first character is `-`, `1`-`9`, or which is exactly `"0"`; anything else (absent, `+5`, `007`, out of
@@ -48,7 +47,7 @@ pub fn parse_deletion_cost(value: &str) -> i32 {
 /// The deletion cost of `pod` ([`parse_deletion_cost`] of its annotation, 0 without it).
 #[must_use]
 pub fn deletion_cost(pod: &Pod) -> i32 {
-    pod_view::annotation(pod, POD_DELETION_COST_ANNOTATION).map_or(0, parse_deletion_cost)
+    kruise_api::pod::annotation(pod, POD_DELETION_COST_ANNOTATION).map_or(0, parse_deletion_cost)
 }
 
 /// The sort key of one pod in the scale-down ranking; compare keys with `Ord`.

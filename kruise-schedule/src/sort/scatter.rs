@@ -25,8 +25,6 @@ use std::borrow::Borrow;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::scatter::UpdateScatterTerm;
 
-use crate::pod_view;
-
 /// How one scatter term interleaves matched and unmatched pods.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScatterGroup {
@@ -98,7 +96,7 @@ pub fn group_by_density(
 /// Whether `pod` matches `term` as the per-term rule reads it (a missing label is `""`).
 #[must_use]
 pub fn matches(pod: &Pod, term: &UpdateScatterTerm) -> bool {
-    pod_view::label(pod, &term.key).unwrap_or("") == term.value
+    kruise_api::pod::label(pod, &term.key).unwrap_or("") == term.value
 }
 
 /// A scatter strategy ready to sort pods.
@@ -136,7 +134,7 @@ impl<'a> Scatter<'a> {
                 .iter()
                 .filter_map(|&index| pods.get(index))
                 .filter(|pod| {
-                    pod_view::label((*pod).borrow(), &term.key) == Some(term.value.as_str())
+                    kruise_api::pod::label((*pod).borrow(), &term.key) == Some(term.value.as_str())
                 })
                 .count();
             if count > 0 && !counted.iter().any(|(_, seen)| *seen == term) {

@@ -106,7 +106,7 @@ pub(crate) fn identity_matches(set: &StatefulSet, pod: &Pod) -> bool {
     parent_of(name) == Some(set_name(set))
         && name == pod_name(set_name(set), i64::from(ordinal))
         && pod.metadata.namespace == set.metadata.namespace
-        && pod_view::label(pod, keys::kubernetes::STATEFULSET_POD_NAME_LABEL) == Some(name)
+        && kruise_api::pod::label(pod, keys::kubernetes::STATEFULSET_POD_NAME_LABEL) == Some(name)
 }
 
 /// Upstream `storageMatches`: for every volume claim template, a volume of the template's name mounts the

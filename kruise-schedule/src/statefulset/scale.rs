@@ -297,5 +297,5 @@ fn claim_owners(ctx: &Ctx<'_>, pass: &mut Pass, index: usize, in_range: bool) {
 
 /// Whether the pod carries `apps.kruise.io/specified-delete` (any value).
 pub(crate) fn is_specified_delete(pod: &k8s_openapi::api::core::v1::Pod) -> bool {
-    pod_view::label(pod, keys::cloneset::SPECIFIED_DELETE_LABEL).is_some()
+    kruise_api::pod::label(pod, keys::cloneset::SPECIFIED_DELETE_LABEL).is_some()
 }
