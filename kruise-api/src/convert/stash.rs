@@ -53,11 +53,17 @@ pub(super) fn to_hub<S: HubConversion>(spoke: &S) -> S::Hub {
     let Some(Value::Object(mut patch)) = merge_diff(&got, &wanted) else {
         return hub;
     };
+    // Only spec and status are stashed (and applied back): a conversion may not change the rest.
+    let spec_patch = patch.remove("spec");
     let status_patch = patch.remove("status");
     let stash = Stash {
-        spec: (!patch.is_empty()).then(|| GuardedPatch {
-            fingerprint: fingerprint(&spec_part(&hub_json)),
-            patch: Value::Object(patch),
+        spec: spec_patch.map(|spec| {
+            let mut patch = Map::new();
+            patch.insert("spec".to_owned(), spec);
+            GuardedPatch {
+                fingerprint: fingerprint(&spec_part(&hub_json)),
+                patch: Value::Object(patch),
+            }
         }),
         status: status_patch.map(|patch| GuardedPatch {
             fingerprint: fingerprint(&status_part(&hub_json)),
@@ -92,11 +98,17 @@ pub(super) fn from_hub<S: HubConversion>(hub: &S::Hub) -> S {
         return spoke;
     };
     let mut patched = false;
-    if let Some(guarded) = stash
+    // The annotation is written by whoever writes the object: only its `spec` part is applied, so a
+    // hand-written stash cannot change metadata (which the API server refuses in a conversion response,
+    // failing every read of the object in v1alpha1) or anything else outside spec and status.
+    if let Some(spec) = stash
         .spec
         .filter(|guarded| guarded.fingerprint == fingerprint(&spec_part(&hub_json)))
+        .and_then(|guarded| guarded.patch.get("spec").cloned())
     {
-        json_patch::merge(&mut spoke_json, &guarded.patch);
+        let mut spec_patch = Map::new();
+        spec_patch.insert("spec".to_owned(), spec);
+        json_patch::merge(&mut spoke_json, &Value::Object(spec_patch));
         patched = true;
     }
     if let Some(guarded) = stash
@@ -182,6 +194,52 @@ pub(crate) fn merge_diff(from: &Value, to: &Value) -> Option<Value> {
 mod tests {
     use super::merge_diff;
     use serde_json::json;
+
+    #[test]
+    fn a_hand_written_stash_cannot_change_metadata() {
+        use crate::apps::{v1alpha1, v1beta1};
+        use crate::convert::convert_object;
+
+        let hub: v1beta1::CloneSet = serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "ns", "uid": "u-1"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "a"}]}}},
+        }))
+        .unwrap();
+        let hub_json = serde_json::to_value(&hub).unwrap();
+        // A stash whose guard matches the object, as anyone who can write the object can compute it.
+        let forged = json!({"spec": {
+            "fingerprint": super::fingerprint(&super::spec_part(&hub_json)),
+            "patch": {"metadata": {"name": "other", "uid": "u-2", "labels": {"forged": "yes"}},
+                      "spec": {"replicas": 7}},
+        }});
+        let mut tampered = hub.clone();
+        tampered.metadata.annotations =
+            Some([(super::STASH_ANNOTATION.to_owned(), forged.to_string())].into());
+        // The guard is computed without the stash itself, so it still matches.
+        let alpha = v1alpha1::CloneSet::from(&tampered);
+        assert_eq!(alpha.metadata.name.as_deref(), Some("web"));
+        assert_eq!(alpha.metadata.uid.as_deref(), Some("u-1"));
+        assert!(
+            alpha.metadata.labels.is_none(),
+            "{:?}",
+            alpha.metadata.labels
+        );
+        assert_eq!(
+            alpha.spec.replicas,
+            Some(7),
+            "the spec part of a matching stash still applies"
+        );
+        // The same through the untyped conversion the webhook uses.
+        let converted = convert_object(
+            serde_json::to_value(&tampered).unwrap(),
+            "apps.kruise.io/v1alpha1",
+        )
+        .unwrap();
+        assert_eq!(converted["metadata"]["name"], "web");
+        assert_eq!(converted["metadata"]["uid"], "u-1");
+    }
 
     #[test]
     fn merge_diff_round_trips() {
