@@ -174,6 +174,10 @@ async fn run(selected: &[&(&str, Scenario)]) -> ExitCode {
     let mut cluster = match Cluster::acquire().await {
         Ok(Ok(cluster)) => cluster,
         Ok(Err(support::Skip(reason))) => {
+            if support::skipping_forbidden() {
+                eprintln!("e2e: FAILED, no control plane and CI=true forbids skipping: {reason}");
+                return ExitCode::FAILURE;
+            }
             eprintln!("e2e: SKIPPED, no control plane: {reason}");
             return ExitCode::SUCCESS;
         }

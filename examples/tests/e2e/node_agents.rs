@@ -217,6 +217,9 @@ impl NodeAgents {
         let runtime = match Runtime::start(prefix, &names, keep_logs_in)? {
             Ok(runtime) => runtime,
             Err(reason) => {
+                if crate::support::skipping_forbidden() {
+                    bail!("containerd cannot run on this machine, and CI=true forbids skipping: {reason}");
+                }
                 eprintln!("    SKIPPED: containerd cannot run on this machine: {reason}");
                 return Ok(None);
             }

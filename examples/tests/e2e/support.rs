@@ -12,8 +12,15 @@ use kube::{Client, Config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
-/// Why the suite cannot run here (printed once, then the suite passes as skipped).
+/// Why the suite cannot run here (printed once, then the suite passes as skipped, unless
+/// [`skipping_forbidden`]).
 pub struct Skip(pub String);
+
+/// Under `CI=true` nothing may be skipped: a missing control plane or container runtime fails the run
+/// instead (outside CI the scenarios skip with their reason).
+pub fn skipping_forbidden() -> bool {
+    std::env::var("CI").is_ok_and(|value| value == "true")
+}
 
 /// The cluster the scenarios run against.
 pub struct Cluster {
