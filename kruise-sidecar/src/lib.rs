@@ -10,6 +10,8 @@
 //! * [`upgrade`]: which pods to upgrade next and the in-place upgrade of one pod; [`hot_upgrade`]: the
 //!   hot-upgrade state machine; [`consistency`]: state consistency and readiness.
 //! * [`plan()`]: one reconcile of the SidecarSet controller: revisions, status, resets, upgrades.
+//! * [`validation`]: the SidecarSet validating webhook's rules.
+//! * [`terminator`]: the Job sidecar terminator's decisions (upstream `pkg/controller/sidecarterminator`).
 //!
 //! Time (`now`), randomness ([`Chance`]), ControllerRevisions and namespace labels are arguments.
 //!
@@ -62,8 +64,10 @@ pub mod resources_policy;
 pub mod revision;
 pub mod shared_volumes;
 pub mod status;
+pub mod terminator;
 pub mod transfer_env;
 pub mod upgrade;
+pub mod validation;
 
 pub use error::Error;
 pub use inject::{

@@ -31,7 +31,7 @@ fn controllers(config: CloneSetConfig) -> ControllerSet {
     kruise_examples::crr::reconciler::register(&mut controllers);
     kruise_examples::imagepull::node_image_controller::register(&mut controllers);
     kruise_examples::imagepull::job_controller::register(&mut controllers);
-    kruise_examples::sidecar_terminator::controller::register(&mut controllers);
+    kruise_examples::sidecar_terminator::register(&mut controllers);
     controllers.register(kruise_examples::manager::broadcast_job::BroadcastJobController);
     controllers.register(kruise_examples::manager::advanced_cron_job::AdvancedCronJobController);
     controllers

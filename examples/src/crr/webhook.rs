@@ -40,8 +40,7 @@ use kruise_api::apps::v1beta1::{
     CrrProbeHandler,
 };
 use kruise_api::keys::crr as keys;
-
-use crate::sidecar_terminator::SIDECAR_TERMINATED_CONDITION;
+use kruise_api::keys::sidecar_terminator::SIDECAR_TERMINATED_CONDITION;
 
 /// The smallest `activeDeadlineSeconds` accepted.
 pub const MIN_ACTIVE_DEADLINE_SECONDS: i64 = 3;

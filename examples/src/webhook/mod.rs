@@ -7,8 +7,8 @@
 //! * [`conversion`]: ConversionReview in, ConversionReview out (v1alpha1 <-> v1beta1 of every kind);
 //! * [`tls`]: the serving certificate (generated, or read from files) and rustls configuration;
 //! * [`sidecarset_injection`]: the SidecarSet stores and injection of pod CREATE;
-//! * [`sidecarset_validation`]: the SidecarSet validation rules (pure);
-//! * [`sidecarset_admission`]: the SidecarSet validating webhook over those rules, from stores;
+//! * [`sidecarset_admission`]: the SidecarSet validating webhook over `kruise_sidecar::validation`'s rules,
+//!   from stores;
 //! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert` (the manager merges the other routes);
 //! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions);
 //! * [`validating_configuration`]: the ValidatingWebhookConfiguration of the SidecarSet webhook;
@@ -24,6 +24,5 @@ pub mod registration;
 pub mod server;
 pub mod sidecarset_admission;
 pub mod sidecarset_injection;
-pub mod sidecarset_validation;
 pub mod tls;
 pub mod validating_configuration;

@@ -1,7 +1,7 @@
 //! The SidecarSet validating webhook: AdmissionReview bytes in, AdmissionReview bytes out, at
 //! [`VALIDATE_SIDECARSET_PATH`]. It decodes the SidecarSet of a CREATE or UPDATE (v1alpha1 objects are
 //! converted to v1beta1), applies the defaults upstream's mutating webhook would have stored, and checks it
-//! with [`super::sidecarset_validation::validate`] against the other SidecarSets and the `patchPodMetadata`
+//! with [`kruise_sidecar::validation::validate`] against the other SidecarSets and the `patchPodMetadata`
 //! whitelist, both read from in-memory stores (no API call on the request path).
 //!
 //! The whitelist is the `SidecarSet_PatchPodMetadata_WhiteList` key of the ConfigMap
@@ -47,6 +47,7 @@ use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_api::keys::sidecarset::{CONFIGURATION_CONFIG_MAP, PATCH_POD_METADATA_WHITELIST_KEY};
 use kruise_sidecar::metadata::PatchMetadataWhitelist;
+use kruise_sidecar::validation::{Violation, validate};
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -56,7 +57,6 @@ use kube::{Api, Client};
 use super::admission::{Answer, answer, parse_request};
 use super::server::respond;
 use super::sidecarset_injection::reflect;
-use super::sidecarset_validation::{Violation, validate};
 use crate::shutdown::Shutdown;
 
 /// The path of the SidecarSet validating webhook (upstream's, for the v1beta1 resource).

@@ -14,3 +14,6 @@ pub const TERMINATE_SIDECAR_IGNORE_EXIT_CODE_ENV: &str =
 
 /// Container env var on EphemeralJob containers: the job id.
 pub const EPHEMERAL_JOB_ID_ENV: &str = "KRUISE_EJOB_ID";
+
+/// The pod condition the sidecar terminator sets once it ended a Job pod's sidecars.
+pub const SIDECAR_TERMINATED_CONDITION: &str = "SidecarTerminated";

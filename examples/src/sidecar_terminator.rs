@@ -1,5 +1,5 @@
-//! The Job sidecar terminator in kruise-manager: for every pod, runs [`super::decide`] and executes the
-//! plan in upstream's order: swap the image of `..._WITH_IMAGE` sidecars in place (a strategic merge patch
+//! The Job sidecar terminator in kruise-manager (upstream `pkg/controller/sidecarterminator`): for every pod,
+//! runs [`kruise_sidecar::terminator::decide`] and executes the plan in upstream's order: swap the image of `..._WITH_IMAGE` sidecars in place (a strategic merge patch
 //! of the pod's containers), set the pod's terminal phase with the `SidecarTerminated` condition, then create
 //! the ContainerRecreateRequest `sidecar-termination-<pod uid>` (owned by the pod, `forceRecreate`,
 //! `failurePolicy: Ignore`) that makes kruise-daemon stop the other sidecars.
@@ -12,13 +12,13 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::ContainerRecreateRequest;
 use kruise_api::keys::crr as crr_keys;
+use kruise_sidecar::terminator::{decide, terminated_condition};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
-use super::{SIDECAR_TERMINATED_CONDITION, decide};
 use crate::manager::actions::ActionError;
 use crate::manager::controllers::{ControllerContext, ControllerError, ControllerSet};
 use crate::manager::metrics::ControllerMetrics;
@@ -94,7 +94,7 @@ async fn on_virtual_kubelet(client: &Client, pod: &Pod) -> Result<bool, ActionEr
 
 async fn sync(pod: &Pod, context: &Context) -> Result<Action, ActionError> {
     // Cheap filters first: only finished-or-finishing Job-like pods with sidecars are looked at closely.
-    if super::decide(pod, false).is_none() {
+    if decide(pod, false).is_none() {
         return Ok(Action::await_change());
     }
     let virtual_kubelet = on_virtual_kubelet(&context.client, pod).await?;
@@ -121,12 +121,9 @@ async fn sync(pod: &Pod, context: &Context) -> Result<Action, ActionError> {
         tracing::info!(pod = %key(pod), swaps = ?plan.swap_images, "swapped sidecar images to end them");
     }
     if let Some(terminal) = plan.terminate {
-        let now = Timestamp::from_second(Timestamp::now().as_second())
-            .unwrap_or_else(|_| Timestamp::now());
         let patch = json!({"metadata": {"resourceVersion": pod.resource_version()}, "status": {
             "phase": terminal.phase(),
-            "conditions": [{"type": SIDECAR_TERMINATED_CONDITION, "status": "True",
-                "lastTransitionTime": now.to_string(), "message": "Terminated by Sidecar Terminator"}],
+            "conditions": [terminated_condition(Timestamp::now())],
         }});
         match pods
             .patch_status(
@@ -146,24 +143,11 @@ async fn sync(pod: &Pod, context: &Context) -> Result<Action, ActionError> {
             Err(error) => return Err(failed(error)),
         }
     }
-    if plan.kill.is_empty() {
+    let Some(crr) = plan.recreate_request(pod) else {
         return Ok(Action::await_change());
-    }
+    };
     let crrs: Api<ContainerRecreateRequest> = Api::namespaced(context.client.clone(), &namespace);
     let name = plan.crr_name(pod);
-    let crr: ContainerRecreateRequest = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
-        "metadata": {"name": name, "namespace": namespace, "ownerReferences": [{
-            "apiVersion": "v1", "kind": "Pod", "name": pod.name_any(), "uid": pod.uid().unwrap_or_default(),
-            "controller": true, "blockOwnerDeletion": true}]},
-        "spec": {"podName": pod.name_any(),
-            "containers": plan.kill.iter().map(|name| json!({"name": name})).collect::<Vec<_>>(),
-            "strategy": {"forceRecreate": true, "failurePolicy": "Ignore"}},
-    }))
-    .map_err(|error| ActionError::Api {
-        object: name.clone(),
-        source: kube::Error::SerdeError(error),
-    })?;
     match crrs.create(&PostParams::default(), &crr).await {
         Ok(_) => {
             tracing::info!(pod = %key(pod), sidecars = ?plan.kill, request = %name, "asked kruise-daemon to stop the sidecars");

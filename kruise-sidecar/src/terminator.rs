@@ -7,11 +7,13 @@
 //! sidecars are stopped: kubelet never moves a pod out of a terminal phase, so the sidecars' exit codes do not
 //! matter.
 //!
-//! [`decide`] is the pure decision; [`controller`] runs it in kruise-manager.
+//! [`decide`] is the decision; [`terminated_condition`] and [`Plan::recreate_request`] are the objects the
+//! caller writes (the pod's condition and the ContainerRecreateRequest), in upstream's order: image swaps,
+//! then the phase and condition, then the request.
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;
-//! use kruise_examples::sidecar_terminator::{Terminal, decide};
+//! use kruise_sidecar::terminator::{Terminal, decide};
 //!
 //! let pod: Pod = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "job-x", "namespace": "ns", "uid": "u-1"},
@@ -28,19 +30,29 @@
 //! assert_eq!(plan.terminate, Some(Terminal::Succeeded));
 //! assert_eq!(plan.kill, ["proxy"]);
 //! assert_eq!(plan.crr_name(&pod), "sidecar-termination-u-1");
+//! let request = plan.recreate_request(&pod).unwrap();
+//! assert_eq!(request.spec.containers[0].name, "proxy");
 //! ```
-
-pub mod controller;
 
 use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod};
+use k8s_openapi::api::core::v1::{Container, ContainerStatus, Pod, PodCondition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps::v1beta1::{
+    ContainerRecreateRequest, ContainerRecreateRequestContainer,
+    ContainerRecreateRequestFailurePolicy, ContainerRecreateRequestSpec,
+    ContainerRecreateRequestStrategy,
+};
 use kruise_api::keys::sidecar_terminator::{
-    TERMINATE_SIDECAR_WHEN_JOB_EXIT_ENV, TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE_ENV,
+    SIDECAR_TERMINATED_CONDITION, TERMINATE_SIDECAR_WHEN_JOB_EXIT_ENV,
+    TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE_ENV,
 };
 
-/// The pod condition the terminator sets when it ends the pod (upstream's `SidecarTerminated`).
-pub const SIDECAR_TERMINATED_CONDITION: &str = "SidecarTerminated";
+use crate::records;
+
+/// The message of the `SidecarTerminated` condition (upstream's).
+pub const TERMINATED_MESSAGE: &str = "Terminated by Sidecar Terminator";
 
 /// The phase the terminator gives a pod whose main containers are done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +94,62 @@ impl Plan {
             pod.metadata.uid.as_deref().unwrap_or_default()
         )
     }
+
+    /// The ContainerRecreateRequest that stops [`Plan::kill`] (`None` when there is nothing to kill):
+    /// named [`Plan::crr_name`], in the pod's namespace, owned by the pod, `forceRecreate` and
+    /// `failurePolicy: Ignore` (a sidecar that fails to stop does not hold the others).
+    #[must_use]
+    pub fn recreate_request(&self, pod: &Pod) -> Option<ContainerRecreateRequest> {
+        if self.kill.is_empty() {
+            return None;
+        }
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        let owner = OwnerReference {
+            api_version: "v1".to_owned(),
+            kind: "Pod".to_owned(),
+            name: pod_name.clone(),
+            uid: pod.metadata.uid.clone().unwrap_or_default(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        };
+        let spec = ContainerRecreateRequestSpec {
+            pod_name,
+            containers: self
+                .kill
+                .iter()
+                .map(|name| ContainerRecreateRequestContainer {
+                    name: name.clone(),
+                    ..ContainerRecreateRequestContainer::default()
+                })
+                .collect(),
+            strategy: Some(ContainerRecreateRequestStrategy {
+                failure_policy: Some(ContainerRecreateRequestFailurePolicy::Ignore),
+                force_recreate: true,
+                ..ContainerRecreateRequestStrategy::default()
+            }),
+            ..ContainerRecreateRequestSpec::default()
+        };
+        let mut request = ContainerRecreateRequest::new(&self.crr_name(pod), spec);
+        request.metadata = ObjectMeta {
+            namespace: pod.metadata.namespace.clone(),
+            owner_references: Some(vec![owner]),
+            ..request.metadata
+        };
+        Some(request)
+    }
+}
+
+/// The `SidecarTerminated` condition (status `True`, [`TERMINATED_MESSAGE`]) set with the pod's terminal
+/// phase; `now`, to the second, is its transition time.
+#[must_use]
+pub fn terminated_condition(now: Timestamp) -> PodCondition {
+    PodCondition {
+        type_: SIDECAR_TERMINATED_CONDITION.to_owned(),
+        status: "True".to_owned(),
+        last_transition_time: Some(records::to_time(now)),
+        message: Some(TERMINATED_MESSAGE.to_owned()),
+        ..PodCondition::default()
+    }
 }
 
 fn env<'a>(container: &'a Container, name: &str) -> Option<&'a str> {
@@ -118,7 +186,8 @@ fn statuses(pod: &Pod) -> &[ContainerStatus] {
 fn containers(pod: &Pod) -> &[Container] {
     pod.spec
         .as_ref()
-        .map_or(&[][..], |spec| &spec.containers[..])
+        .map(|spec| spec.containers.as_slice())
+        .unwrap_or_default()
 }
 
 fn exit_code(status: &ContainerStatus) -> Option<i32> {
@@ -371,5 +440,37 @@ mod tests {
             "image already swapped: nothing to write"
         );
         assert_eq!(Terminal::Failed.phase(), "Failed");
+    }
+
+    #[test]
+    fn request_and_condition() {
+        let pod = pod(
+            "Never",
+            "Running",
+            exited(0),
+            json!({"running": {}}),
+            kill_env(),
+        );
+        let plan = decide(&pod, false).unwrap();
+        let request = serde_json::to_value(plan.recreate_request(&pod).unwrap()).unwrap();
+        assert_eq!(
+            request,
+            json!({
+                "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
+                "metadata": {"name": "sidecar-termination-u-1", "namespace": "ns", "ownerReferences": [{
+                    "apiVersion": "v1", "kind": "Pod", "name": "job-x", "uid": "u-1",
+                    "controller": true, "blockOwnerDeletion": true}]},
+                "spec": {"podName": "job-x", "containers": [{"name": "proxy"}],
+                    "strategy": {"forceRecreate": true, "failurePolicy": "Ignore"}},
+            })
+        );
+        assert_eq!(Plan::default().recreate_request(&pod), None);
+        let now: Timestamp = "2024-05-01T10:00:00.5Z".parse().unwrap();
+        let condition = serde_json::to_value(terminated_condition(now)).unwrap();
+        assert_eq!(
+            condition,
+            json!({"type": "SidecarTerminated", "status": "True",
+                "lastTransitionTime": "2024-05-01T10:00:00Z", "message": "Terminated by Sidecar Terminator"})
+        );
     }
 }

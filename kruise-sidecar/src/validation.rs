@@ -1,5 +1,7 @@
 //! The SidecarSet validation rules (upstream `pkg/webhook/sidecarset/validating`) as a pure function (the checks a
 //! SidecarSet validating webhook answers with): every problem is a [`Violation`] naming the field and the value.
+//! The caller decodes the admission request, applies the defaults and reads the other SidecarSets and the
+//! whitelist; [`validate`] only decides.
 //!
 //! * `spec.selector` is set, non-empty and valid; `spec.namespaceSelector` is valid;
 //! * a non-zero `updateStrategy.partition` and `updateStrategy.selector` are not both set;
@@ -8,7 +10,7 @@
 //! * container, init container and volume names do not collide with another SidecarSet that may select the
 //!   same pods (same volume name with the same definition is allowed);
 //! * non-`Retain` `patchPodMetadata` keys are not patched by another such SidecarSet, and every key is
-//!   allowed by the whitelist (`kruise_sidecar::metadata::validate_patch_metadata`);
+//!   allowed by the whitelist ([`validate_patch_metadata`]);
 //! * a canary SidecarSet names its base and does not use `RollingUpdate`.
 //!
 //! Two SidecarSets "may select the same pods" unless their namespace selectors pin disjoint namespaces or
@@ -16,7 +18,7 @@
 //! compared).
 //!
 //! ```
-//! use kruise_examples::webhook::sidecarset_validation::validate;
+//! use kruise_sidecar::validation::validate;
 //!
 //! let set = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "s"},
@@ -26,31 +28,24 @@
 //! assert_eq!(violations[0].field, "spec.selector");
 //! ```
 
-use std::fmt;
-
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet, SidecarSetUpdateStrategyType};
 use kruise_api::keys::sidecarset as keys;
 use kruise_api::label_selector;
-use kruise_sidecar::hot_upgrade::is_hot_upgrade;
-use kruise_sidecar::matching::{canary_base, indexed_namespaces};
-use kruise_sidecar::metadata::{
-    PatchMetadataWhitelist, conflicting_patch_keys, validate_patch_metadata,
-};
 
-/// One broken rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
+use crate::hot_upgrade::is_hot_upgrade;
+use crate::matching::{canary_base, indexed_namespaces};
+use crate::metadata::{PatchMetadataWhitelist, conflicting_patch_keys, validate_patch_metadata};
+
+/// One broken rule; displayed `field: message`, the line a webhook answers with.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+#[non_exhaustive]
 pub struct Violation {
     /// The field (`spec.containers[0].upgradeStrategy`, ...).
     pub field: String,
     /// What is wrong, naming the value.
     pub message: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "{}: {}", self.field, self.message)
-    }
 }
 
 fn violation(field: impl Into<String>, message: impl Into<String>) -> Violation {
@@ -61,7 +56,9 @@ fn violation(field: impl Into<String>, message: impl Into<String>) -> Violation 
 }
 
 /// Checks `sidecarset` (and, on UPDATE, against `old`) among the `others` stored, with the
-/// `patchPodMetadata` whitelist (`defaults_allowed`: gate `SidecarSetPatchPodMetadataDefaultsAllowed`).
+/// `patchPodMetadata` whitelist (`defaults_allowed`: gate `SidecarSetPatchPodMetadataDefaultsAllowed`):
+/// upstream's `sidecarset_create_update_handler.go`. Every violation found, in the order of the module's
+/// rules; empty when the SidecarSet is valid. `others` may include `sidecarset` itself (skipped by name).
 #[must_use]
 pub fn validate<'a>(
     sidecarset: &SidecarSet,
