@@ -7,7 +7,7 @@
 //! sidecars are stopped: kubelet never moves a pod out of a terminal phase, so the sidecars' exit codes do not
 //! matter.
 //!
-//! [`decide`] is the decision; [`terminated_condition`] and [`Plan::recreate_request`] are the objects the
+//! [`decide`] is the decision; [`terminated_condition`] and [`Termination::recreate_request`] are the objects the
 //! caller writes (the pod's condition and the ContainerRecreateRequest), in upstream's order: image swaps,
 //! then the phase and condition, then the request.
 //!
@@ -76,7 +76,7 @@ impl Terminal {
 
 /// What to do to a pod whose main containers are done.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Plan {
+pub struct Termination {
     /// Sidecars to swap in place to their termination image: `(container, image)`.
     pub swap_images: Vec<(String, String)>,
     /// Set this phase and the `SidecarTerminated` condition (unless the pod is already terminal).
@@ -85,7 +85,7 @@ pub struct Plan {
     pub kill: Vec<String>,
 }
 
-impl Plan {
+impl Termination {
     /// The name of the request that stops the sidecars: `sidecar-termination-<pod uid>`.
     #[must_use]
     pub fn crr_name(&self, pod: &Pod) -> String {
@@ -95,8 +95,8 @@ impl Plan {
         )
     }
 
-    /// The ContainerRecreateRequest that stops [`Plan::kill`] (`None` when there is nothing to kill):
-    /// named [`Plan::crr_name`], in the pod's namespace, owned by the pod, `forceRecreate` and
+    /// The ContainerRecreateRequest that stops [`Termination::kill`] (`None` when there is nothing to kill):
+    /// named [`Termination::crr_name`], in the pod's namespace, owned by the pod, `forceRecreate` and
     /// `failurePolicy: Ignore` (a sidecar that fails to stop does not hold the others).
     #[must_use]
     pub fn recreate_request(&self, pod: &Pod) -> Option<ContainerRecreateRequest> {
@@ -216,7 +216,7 @@ fn all_done(pod: &Pod, names: &BTreeSet<&str>, succeeded: bool) -> bool {
 /// Upstream's `isInterestingPod` + `doReconcile`: `None` when the pod is not (or no longer) one to act on.
 /// `on_virtual_kubelet`: the pod runs on a virtual-kubelet node, where only image swaps work.
 #[must_use]
-pub fn decide(pod: &Pod, on_virtual_kubelet: bool) -> Option<Plan> {
+pub fn decide(pod: &Pod, on_virtual_kubelet: bool) -> Option<Termination> {
     let phase = kruise_api::pod::phase(pod);
     let restart_policy = pod
         .spec
@@ -253,7 +253,7 @@ pub fn decide(pod: &Pod, on_virtual_kubelet: bool) -> Option<Plan> {
             .iter()
             .any(|status| status.name == name && exit_code(status).is_some())
     };
-    let mut plan = Plan::default();
+    let mut plan = Termination::default();
     for container in containers(pod) {
         if !unfinished(&container.name) {
             continue;
@@ -310,12 +310,12 @@ mod tests {
     fn decisions_table() {
         let run = json!({"running": {}});
         let swap = json!([{"name": "KRUISE_TERMINATE_SIDECAR_WHEN_JOB_EXIT_WITH_IMAGE", "value": "pause:1"}]);
-        let killing = |terminate| Plan {
+        let killing = |terminate| Termination {
             terminate,
             kill: vec!["proxy".into()],
-            ..Plan::default()
+            ..Termination::default()
         };
-        let cases: Vec<(&str, Pod, bool, Option<Plan>)> = vec![
+        let cases: Vec<(&str, Pod, bool, Option<Termination>)> = vec![
             (
                 "Never, main exited 0",
                 pod("Never", "Running", exited(0), run.clone(), kill_env()),
@@ -374,19 +374,19 @@ mod tests {
                 "virtual kubelet cannot kill",
                 pod("Never", "Running", exited(0), run.clone(), kill_env()),
                 true,
-                Some(Plan {
+                Some(Termination {
                     terminate: Some(Terminal::Succeeded),
-                    ..Plan::default()
+                    ..Termination::default()
                 }),
             ),
             (
                 "image swap",
                 pod("Never", "Running", exited(0), run.clone(), swap),
                 false,
-                Some(Plan {
+                Some(Termination {
                     terminate: Some(Terminal::Succeeded),
                     swap_images: vec![("proxy".into(), "pause:1".into())],
-                    ..Plan::default()
+                    ..Termination::default()
                 }),
             ),
             (
@@ -436,7 +436,7 @@ mod tests {
         };
         assert_eq!(
             decide(&swapped, false),
-            Some(Plan::default()),
+            Some(Termination::default()),
             "image already swapped: nothing to write"
         );
         assert_eq!(Terminal::Failed.phase(), "Failed");
@@ -464,7 +464,7 @@ mod tests {
                     "strategy": {"forceRecreate": true, "failurePolicy": "Ignore"}},
             })
         );
-        assert_eq!(Plan::default().recreate_request(&pod), None);
+        assert_eq!(Termination::default().recreate_request(&pod), None);
         let now: Timestamp = "2024-05-01T10:00:00.5Z".parse().unwrap();
         let condition = serde_json::to_value(terminated_condition(now)).unwrap();
         assert_eq!(

@@ -218,7 +218,9 @@ impl NodeAgents {
             Ok(runtime) => runtime,
             Err(reason) => {
                 if crate::support::skipping_forbidden() {
-                    bail!("containerd cannot run on this machine, and CI=true forbids skipping: {reason}");
+                    bail!(
+                        "containerd cannot run on this machine, and CI=true forbids skipping: {reason}"
+                    );
                 }
                 eprintln!("    SKIPPED: containerd cannot run on this machine: {reason}");
                 return Ok(None);
