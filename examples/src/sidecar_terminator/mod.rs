@@ -40,7 +40,7 @@ use kruise_api::keys::sidecar_terminator::{
 };
 
 /// The pod condition the terminator sets when it ends the pod (upstream's `SidecarTerminated`).
-pub const SIDECAR_TERMINATED_CONDITION: &str = "SidecarTerminated";
+pub use kruise_api::keys::sidecar_terminator::SIDECAR_TERMINATED_CONDITION;
 
 /// The phase the terminator gives a pod whose main containers are done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
