@@ -7,7 +7,8 @@
 //! * `kruise-manager` ([`manager`]): CRD installation, leader election on a Lease, health and metrics
 //!   endpoints, the controller registration point, and the pod mutating [`webhook`].
 //! * `kruise-daemon` ([`daemon`]): the node agent: ContainerRecreateRequests and NodeImage pulls through
-//!   CRI ([`cri`]); the decisions are in [`crr`] and [`imagepull`]; the Job [`sidecar_terminator`] runs
+//!   CRI ([`cri`]); the decisions are in [`kruise_lifecycle::container_recreate`] and [`imagepull`]
+//!   ([`crr`] is kruise-manager's CRR webhook and controller); the Job [`sidecar_terminator`] runs
 //!   in kruise-manager.
 //! * `kruise-node-simulator` ([`simulator`]): plays kubelet for simulated nodes on a control plane without
 //!   real ones (`scripts/control-plane.sh`).
