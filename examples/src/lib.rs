@@ -7,8 +7,9 @@
 //! * `kruise-manager` ([`manager`]): CRD installation, leader election on a Lease, health and metrics
 //!   endpoints, the controller registration point, and the pod mutating [`webhook`].
 //! * `kruise-daemon` ([`daemon`]): the node agent: ContainerRecreateRequests and NodeImage pulls through
-//!   CRI ([`cri`]); the decisions are in [`crr`] and [`imagepull`]; the Job [`sidecar_terminator`] (decisions in
-//!   `kruise_sidecar::terminator`) runs in kruise-manager.
+//!   CRI ([`cri`]); the decisions are in `kruise_lifecycle::container_recreate` and `kruise_schedule::image_pull`
+//!   ([`crr`] and [`imagepull`] are kruise-manager's CRR webhook and controllers); the Job
+//!   [`sidecar_terminator`] (decisions in `kruise_sidecar::terminator`) runs in kruise-manager.
 //! * `kruise-node-simulator` ([`simulator`]): plays kubelet for simulated nodes on a control plane without
 //!   real ones (`scripts/control-plane.sh`).
 //!

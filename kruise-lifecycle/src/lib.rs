@@ -62,10 +62,14 @@
 //! * [`not_ready`]: the multi-writer `KruisePodReady` condition, for the lifecycle and for any other writer
 //!   (`ContainerRecreateRequest`); [`ready`]: `Ready` recomputed from readiness gates.
 //! * [`guide`]: how a user's operator drives the hooks (the service-discovery walkthrough).
+//! * [`container_recreate`]: `ContainerRecreateRequest`'s decisions (admission defaults and checks,
+//!   kruise-manager's reconcile, kruise-daemon's per-node state machine over a plain view of the container
+//!   runtime), with the same rules: no I/O, `now` as an argument.
 //!
 //! The crate enables no `k8s-openapi` version feature: pick one in your binary.
 
 pub mod change;
+pub mod container_recreate;
 mod error;
 pub mod guide;
 pub mod hook;

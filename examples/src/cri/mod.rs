@@ -6,7 +6,8 @@
 //!   gRPC code (containerd answers `NotFound` for unknown containers and missing tags).
 //! * [`labels`]: the labels and annotations kubelet puts on sandboxes and containers; both agents find a
 //!   pod's containers through them, never by name alone.
-//! * [`view`]: what the runtime says about one pod, reduced to plain values (pure, tested).
+//! * [`view`]: what the runtime says about one pod, converted to the plain
+//!   [`PodView`](kruise_lifecycle::container_recreate::runtime_view::PodView) the node agents decide on.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kruise_examples::cri::CriError> {

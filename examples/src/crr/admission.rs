@@ -1,8 +1,8 @@
 //! The ContainerRecreateRequest mutating webhook over HTTP: `POST /mutate-apps-kruise-io-v1beta1-containerrecreaterequest`.
 //! It reads the request's pod and the pod's node (the only API calls on this path, as upstream's webhook
-//! reads them from its cache), applies [`super::webhook::default_on_create`] or
-//! [`super::webhook::check_update`], and answers with the JSON patch between the request as sent and as
-//! defaulted, or a rejection naming the problem.
+//! reads them from its cache), applies the pure decisions of
+//! [`kruise_lifecycle::container_recreate::webhook`] ([`default_on_create`] or [`check_update`]), and answers
+//! with the JSON patch between the request as sent and as defaulted, or a rejection naming the problem.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -11,11 +11,11 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_api::apps::v1beta1::ContainerRecreateRequest;
+use kruise_lifecycle::container_recreate::webhook::{Rejection, check_update, default_on_create};
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use kube::{Api, Client};
 
-use super::webhook::{Rejection, check_update, default_on_create};
 use crate::webhook::admission::{Answer, answer};
 use crate::webhook::server;
 
@@ -49,15 +49,15 @@ fn decode(
     object: Option<&DynamicObject>,
     what: &str,
 ) -> Result<ContainerRecreateRequest, Rejection> {
-    let object = object.ok_or_else(|| Rejection {
-        code: 400,
-        message: format!("the request has no {what} object"),
-    })?;
+    let object =
+        object.ok_or_else(|| Rejection::new(400, format!("the request has no {what} object")))?;
     serde_json::to_value(object)
         .and_then(serde_json::from_value)
-        .map_err(|error| Rejection {
-            code: 400,
-            message: format!("decoding the ContainerRecreateRequest: {error}"),
+        .map_err(|error| {
+            Rejection::new(
+                400,
+                format!("decoding the ContainerRecreateRequest: {error}"),
+            )
         })
 }
 
@@ -99,12 +99,12 @@ async fn respond(
             let pod = if crr.spec.pod_name.is_empty() {
                 None
             } else {
-                pods.get_opt(&crr.spec.pod_name)
-                    .await
-                    .map_err(|error| Rejection {
-                        code: 500,
-                        message: format!("reading pod {namespace}/{}: {error}", crr.spec.pod_name),
-                    })?
+                pods.get_opt(&crr.spec.pod_name).await.map_err(|error| {
+                    Rejection::new(
+                        500,
+                        format!("reading pod {namespace}/{}: {error}", crr.spec.pod_name),
+                    )
+                })?
             };
             let node_name = pod
                 .as_ref()
@@ -136,10 +136,7 @@ async fn respond(
             }
             AdmissionResponse::from(request)
                 .with_patch(patch)
-                .map_err(|error| Rejection {
-                    code: 500,
-                    message: format!("encoding the patch: {error}"),
-                })
+                .map_err(|error| Rejection::new(500, format!("encoding the patch: {error}")))
         }
         Operation::Update => {
             let old = decode(request.old_object.as_ref(), "old")?;

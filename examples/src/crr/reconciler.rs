@@ -1,4 +1,4 @@
-//! kruise-manager's ContainerRecreateRequest controller: runs [`super::controller::decide`] for every
+//! kruise-manager's ContainerRecreateRequest controller: runs [`controller::decide`] for every
 //! request and executes its plan in order, each write guarded by the `resourceVersion` it was decided on
 //! (a conflict: decide again from the newer object). Changes of a pod requeue its active requests, so the
 //! snapshot follows the pod's containers at once. Register it with [`register`].
@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::ContainerRecreateRequest;
 use kruise_api::keys::crr as keys;
+use kruise_lifecycle::container_recreate::controller::{self, Action as Step, not_ready_entry};
 use kruise_lifecycle::not_ready;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
@@ -20,7 +21,6 @@ use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
-use super::controller::{self, Action as Step, not_ready_entry};
 use crate::manager::actions::{self, ActionError};
 use crate::manager::controllers::{ControllerContext, ControllerError, ControllerSet};
 use crate::manager::metrics::ControllerMetrics;

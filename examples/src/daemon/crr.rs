@@ -1,10 +1,10 @@
 //! kruise-daemon's ContainerRecreateRequest worker: watches the active requests of its node
 //! (`crr.apps.kruise.io/node-name=<node>,crr.apps.kruise.io/active=true`), and per pod runs the pure state
-//! machine of [`crate::crr::daemon`]: it observes the pod's containers through CRI (found by kubelet's
-//! pod-UID label, so containers of other pods are never looked at or touched), executes the one kill
-//! decided per pass ([`super::kill`]), and writes the request's status with its `resourceVersion` (a
-//! conflict means a newer request: decide again). While a request is being worked on it is looked at again
-//! every second (the runtime sends no events).
+//! machine of [`kruise_lifecycle::container_recreate::daemon`]: it observes the pod's containers through CRI
+//! (converted by [`crate::cri::view::pod_view`]; found by kubelet's pod-UID label, so containers of other
+//! pods are never looked at or touched), executes the one kill decided per pass ([`super::kill`]), and writes
+//! the request's status with its `resourceVersion` (a conflict means a newer request: decide again). While a
+//! request is being worked on it is looked at again every second (the runtime sends no events).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +17,8 @@ use kruise_api::apps::v1beta1::{
     ContainerRecreateRequest, ContainerRecreateRequestContainerRecreateState as RecreateState,
 };
 use kruise_api::keys::crr as keys;
+use kruise_lifecycle::container_recreate::daemon::{Decision, Step, before_manage, decide, pick};
+use kruise_lifecycle::container_recreate::runtime_view::PodView;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::Store;
@@ -27,9 +29,8 @@ use tokio::sync::OnceCell;
 
 use super::kill::kill_container;
 use super::metrics::DaemonMetrics;
-use crate::cri::view::PodView;
+use crate::cri::view::pod_view;
 use crate::cri::{CriClient, CriError, labels};
-use crate::crr::daemon::{Decision, Step, before_manage, decide, pick};
 use crate::shutdown::Shutdown;
 
 /// How often a request being worked on is looked at again.
@@ -255,7 +256,7 @@ async fn observe(context: &Context, uid: &str) -> Result<PodView, CriError> {
             Err(error) => return Err(error),
         }
     }
-    Ok(PodView::from_runtime(&runtime, &containers, &statuses))
+    Ok(pod_view(&runtime, &containers, &statuses))
 }
 
 async fn write_states(

@@ -10,7 +10,7 @@ use kruise_api::apps::v1beta1::{ContainerRecreateRequest, CrrProbeHandler};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::cri::CriClient;
-use crate::crr::daemon::Grace;
+use kruise_lifecycle::container_recreate::daemon::Grace;
 
 /// Runs the preStop hook of `container` (if any) and stops the incarnation `container_id`.
 ///

@@ -68,13 +68,13 @@ use crate::shutdown::{self, Shutdown};
 use crate::webhook::admission::Mutator;
 use crate::webhook::cert_secret::{self, CertSecretError};
 use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
-use crate::webhook::readiness_gates::GateOptions;
 use crate::webhook::registration::{self, WebhookRegistration};
 use crate::webhook::server;
 use crate::webhook::sidecarset_admission::{self, SidecarSetValidator};
 use crate::webhook::sidecarset_injection::SidecarSetStores;
 use crate::webhook::tls::{self, TlsError, TlsMaterial};
 use crate::webhook::validating_configuration;
+use kruise_api::readiness_gates::GateOptions;
 
 /// Why the manager stopped with an error.
 #[derive(Debug, thiserror::Error)]

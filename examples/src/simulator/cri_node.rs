@@ -16,12 +16,13 @@ use std::time::Duration;
 use k8s_cri::v1 as cri;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::jiff::Timestamp;
+use kruise_lifecycle::container_recreate::runtime_view::{PodView, RuntimeState};
 use kube::api::{DeleteParams, PostParams, Preconditions};
 use kube::{Api, ResourceExt};
 use tokio::sync::OnceCell;
 
 use super::runtime_status;
-use crate::cri::view::{PodView, RuntimeState};
+use crate::cri::view::{pod_view, runtime_state};
 use crate::cri::{CriClient, CriError, labels};
 
 /// How often pods on a containerd-backed node are looked at.
@@ -116,7 +117,7 @@ impl CriNode {
                 Err(error) => return Err(error),
             }
         }
-        Ok(PodView::from_runtime(&runtime, &containers, &statuses))
+        Ok(pod_view(&runtime, &containers, &statuses))
     }
 
     /// Runs one pass for a pod bound to this node: start what must run, report the status, or tear the pod
@@ -367,7 +368,7 @@ impl CriNode {
             .and_then(|spec| spec.termination_grace_period_seconds)
             .unwrap_or(30);
         for container in self.client.list_containers(labels::pod_filter(uid)).await? {
-            if RuntimeState::from_cri(container.state) == RuntimeState::Running {
+            if runtime_state(container.state) == RuntimeState::Running {
                 self.client.stop_container(&container.id, grace).await?;
                 tracing::info!(pod = %pod.name_any(), container = %container.id, "stopped a container of a finished pod");
             }

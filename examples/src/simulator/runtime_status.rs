@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;
-//! use kruise_examples::cri::view::PodView;
+//! use kruise_lifecycle::container_recreate::runtime_view::PodView;
 //! use kruise_examples::simulator::runtime_status::decide;
 //!
 //! let pod: Pod = serde_json::from_value(serde_json::json!({
@@ -36,9 +36,9 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use kruise_lifecycle::container_recreate::runtime_view::{ContainerView, PodView, RuntimeState};
 
 use super::pod_status::set_ready_conditions;
-use crate::cri::view::{ContainerView, PodView, RuntimeState};
 
 /// The longest crash backoff.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(60);

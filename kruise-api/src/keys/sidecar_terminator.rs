@@ -15,5 +15,7 @@ pub const TERMINATE_SIDECAR_IGNORE_EXIT_CODE_ENV: &str =
 /// Container env var on EphemeralJob containers: the job id.
 pub const EPHEMERAL_JOB_ID_ENV: &str = "KRUISE_EJOB_ID";
 
-/// The pod condition the sidecar terminator sets once it ended a Job pod's sidecars.
+/// Pod condition type the sidecar terminator sets when it ends a Job's pod (upstream's `SidecarTerminated`,
+/// `pkg/controller/sidecarterminator`); the ContainerRecreateRequest webhook accepts requests on such a pod
+/// although it is no longer active.
 pub const SIDECAR_TERMINATED_CONDITION: &str = "SidecarTerminated";

@@ -1,6 +1,6 @@
 //! What the ContainerRecreateRequest mutating webhook decides (upstream `pkg/webhook/containerrecreaterequest`),
-//! pure: the request and the pod (and its node's labels) in, the defaulted request or a rejection out. The HTTP
-//! side is [`super::admission`].
+//! pure: the request and the pod (and its node's labels) in, the defaulted request or a rejection out. The caller
+//! serves the admission review (kruise-manager: `kruise_examples::crr::admission`).
 //!
 //! On create: `podName` and `containers` are required; `strategy` defaults to `{failurePolicy: Fail}`;
 //! `activeDeadlineSeconds` must be at least 3 and the grace periods non-negative; the pod must exist, be
@@ -13,7 +13,7 @@
 //! ```
 //! use k8s_openapi::api::core::v1::Pod;
 //! use kruise_api::apps::v1beta1::ContainerRecreateRequest;
-//! use kruise_examples::crr::webhook::default_on_create;
+//! use kruise_lifecycle::container_recreate::webhook::default_on_create;
 //!
 //! let mut crr: ContainerRecreateRequest = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "restart", "namespace": "default"},
@@ -45,28 +45,36 @@ use kruise_api::keys::sidecar_terminator::SIDECAR_TERMINATED_CONDITION;
 /// The smallest `activeDeadlineSeconds` accepted.
 pub const MIN_ACTIVE_DEADLINE_SECONDS: i64 = 3;
 
-/// A refused request: the HTTP-style code of the admission status and why.
+/// A refused request: the HTTP-style code of the admission status and why, in upstream's wording (which
+/// names the field and, where there is one, the offending value or container).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
+#[error("ContainerRecreateRequest rejected ({code}): {message}")]
+#[non_exhaustive]
 pub struct Rejection {
-    /// 400 for a bad request, 403 for a forbidden change.
+    /// 400 for a bad request, 403 for a forbidden change (a server may use 500 for its own failures).
     pub code: u16,
-    /// What is wrong.
+    /// What is wrong: the message of the admission status.
     pub message: String,
 }
 
-fn bad(message: impl Into<String>) -> Rejection {
-    Rejection {
-        code: 400,
-        message: message.into(),
+impl Rejection {
+    /// A rejection with this admission status code and message (an admission server's own failures,
+    /// e.g. a request it cannot decode).
+    #[must_use]
+    pub fn new(code: u16, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 }
 
+fn bad(message: impl Into<String>) -> Rejection {
+    Rejection::new(400, message)
+}
+
 fn forbidden(message: impl Into<String>) -> Rejection {
-    Rejection {
-        code: 403,
-        message: message.into(),
-    }
+    Rejection::new(403, message)
 }
 
 /// Validates and defaults a request being created, against its pod (`None`: the pod does not exist) and

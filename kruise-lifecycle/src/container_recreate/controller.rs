@@ -1,6 +1,6 @@
 //! kruise-manager's ContainerRecreateRequest decisions (upstream `pkg/controller/containerrecreaterequest`), pure:
-//! the request, its pod and the clock in, the writes of one reconcile and when to look again out. The I/O is
-//! [`super::reconciler`].
+//! the request, its pod and the clock in, the writes of one reconcile and when to look again out. The caller does
+//! the writes (kruise-manager: `kruise_examples::crr::reconciler`).
 //!
 //! * Completed or deleting: release the pod's not-ready key and the `crr.apps.kruise.io/unready-acquired`
 //!   finalizer, drop the `active` label, delete after `ttlSecondsAfterFinished`.
@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::ContainerRecreateRequest;
-//! use kruise_examples::crr::controller::{Action, decide};
+//! use kruise_lifecycle::container_recreate::controller::{Action, decide};
 //!
 //! let crr: ContainerRecreateRequest = serde_json::from_value(serde_json::json!({
 //!     "metadata": {"name": "r", "namespace": "ns", "creationTimestamp": "2024-05-01T10:00:00Z",
@@ -26,13 +26,13 @@
 
 use std::time::Duration;
 
+use crate::not_ready;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::annotations::ContainerStatusSnapshot;
 use kruise_api::apps::v1beta1::{ContainerRecreateRequest, ContainerRecreateRequestPhase as Phase};
 use kruise_api::keys::crr as keys;
-use kruise_lifecycle::not_ready;
 
 /// How long kruise-daemon may take to pick a request up.
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::ContainerRecreateRequest;
-//! use kruise_examples::crr::daemon::{before_manage, Step};
+//! use kruise_lifecycle::container_recreate::daemon::{before_manage, Step};
 //!
 //! let crr: ContainerRecreateRequest = serde_json::from_value(serde_json::json!({
 //!     "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
@@ -32,7 +32,7 @@ use kruise_api::apps::v1beta1::{
 };
 use kruise_api::keys::crr as keys;
 
-use crate::cri::view::{PodView, RuntimeState, split_container_id};
+use super::runtime_view::{PodView, RuntimeState, split_container_id};
 
 /// The phase weight of upstream's pick order: `Completed` 1, `Recreating` 2, `Pending` 3, anything else 4.
 #[must_use]

@@ -4,7 +4,7 @@ use kruise_api::apps::v1beta1::ContainerRecreateRequestStatus;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::cri::view::ContainerView;
+use crate::container_recreate::runtime_view::ContainerView;
 
 const CREATED: &str = "2024-05-01T10:00:00Z";
 
