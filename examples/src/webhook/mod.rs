@@ -10,6 +10,7 @@
 //! * [`sidecarset_admission`]: the SidecarSet validating webhook over `kruise_sidecar::validation`'s rules,
 //!   from stores;
 //! * [`server`]: HTTPS serving of `/mutate-pod` and `/convert` (the manager merges the other routes);
+//! * [`review_body`]: the body of every webhook request: one size limit, oversized reviews refused as reviews;
 //! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions);
 //! * [`validating_configuration`]: the ValidatingWebhookConfiguration of the SidecarSet webhook;
 //! * [`registration`]: writing both while leading, removing them at shutdown.
@@ -21,6 +22,7 @@ pub mod conversion;
 pub mod launch_priority;
 pub mod readiness_gates;
 pub mod registration;
+pub mod review_body;
 pub mod server;
 pub mod sidecarset_admission;
 pub mod sidecarset_injection;

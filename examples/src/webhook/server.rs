@@ -1,13 +1,13 @@
 //! HTTPS serving of the webhook: rustls over a TCP listener, HTTP/1.1 by hyper, routes by axum. The
 //! handlers only call [`super::admission::review`] (`/mutate-pod`) and [`super::conversion::review`]
-//! (`/convert`): no API calls on the request path.
+//! (`/convert`): no API calls on the request path. Every route reads its body as a
+//! [`ReviewBody`](super::review_body::ReviewBody) (one size limit, oversized reviews refused as reviews).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::post;
@@ -20,6 +20,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::admission::{Answer, Mutator, review};
 use super::conversion;
+use super::review_body::ReviewBody;
 use crate::shutdown::Shutdown;
 
 /// The path of the pod mutating webhook (upstream's).
@@ -27,9 +28,6 @@ pub const MUTATE_POD_PATH: &str = "/mutate-pod";
 
 /// The path of the CRD conversion webhook.
 pub const CONVERT_PATH: &str = "/convert";
-
-/// The largest AdmissionReview accepted (a pod is at most about 1.5 MiB).
-const BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 /// Called after each review with the HTTP status and how long it took (for metrics).
 pub type Observer = Arc<dyn Fn(u16, Duration) + Send + Sync>;
@@ -45,11 +43,13 @@ pub fn router(mutator: Mutator, observer: Option<Observer>) -> Router {
     Router::new()
         .route(MUTATE_POD_PATH, post(mutate_pod))
         .route(CONVERT_PATH, post(convert))
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(AppState { mutator, observer })
 }
 
-async fn mutate_pod(State(state): State<AppState>, body: Bytes) -> impl IntoResponse {
+async fn mutate_pod(
+    State(state): State<AppState>,
+    ReviewBody(body): ReviewBody,
+) -> impl IntoResponse {
     let started = Instant::now();
     let answer = review(&body, &state.mutator);
     if let Some(observer) = &state.observer {
@@ -64,7 +64,7 @@ async fn mutate_pod(State(state): State<AppState>, body: Bytes) -> impl IntoResp
     respond(answer)
 }
 
-async fn convert(body: Bytes) -> impl IntoResponse {
+async fn convert(ReviewBody(body): ReviewBody) -> impl IntoResponse {
     let answer = conversion::review(&body);
     if answer.http_status != 200 {
         tracing::warn!(

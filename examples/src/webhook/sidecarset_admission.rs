@@ -38,7 +38,7 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
+
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::post;
@@ -55,6 +55,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 
 use super::admission::{Answer, answer, parse_request};
+use super::review_body::ReviewBody;
 use super::server::respond;
 use super::sidecarset_injection::reflect;
 use crate::shutdown::Shutdown;
@@ -267,7 +268,7 @@ pub fn router(validator: SidecarSetValidator) -> Router {
 
 async fn validate_sidecarset(
     State(validator): State<SidecarSetValidator>,
-    body: Bytes,
+    ReviewBody(body): ReviewBody,
 ) -> impl IntoResponse {
     respond(validator.review(&body))
 }
