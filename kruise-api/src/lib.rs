@@ -4,7 +4,8 @@
 //!   [`policy`]: `policy.kruise.io` PodUnavailableBudget.
 //! * [`convert`]: v1alpha1 ⇄ v1beta1 conversions (`From` impls), lossless from v1alpha1 and back.
 //! * [`defaults`]: upstream's defaulting for every kind, including pod templates.
-//! * [`crd`]: the CustomResourceDefinitions, ready to install.
+//! * [`crd`]: the CustomResourceDefinitions, ready to install; [`schema_version`]: which version wrote an
+//!   installed CRD, so an older installer leaves a newer schema alone.
 //! * [`keys`]: every well-known label, annotation, condition, env var and finalizer; [`annotations`]: the JSON
 //!   values of the annotations; [`lifecycle`], [`inplace`], [`update_priority`], [`scatter`]: the types shared
 //!   by several kinds; [`pod`]: small pod facts (ready, available, revision match); [`pod_condition`]: writing pod
@@ -60,4 +61,5 @@ pub mod policy;
 pub mod readiness_gates;
 pub mod scatter;
 pub mod schema;
+pub mod schema_version;
 pub mod update_priority;

@@ -1,6 +1,8 @@
 //! Installs (or updates) the CustomResourceDefinitions kruise-manager serves, from `kruise-api`, with
 //! server-side apply (field manager `kruise-manager`, forced: the manager owns its CRDs), then waits until
-//! the API server reports each of them `Established`.
+//! the API server reports each of them `Established`. Each CRD carries the version of the types it came from
+//! (`kruise_api::schema_version::ANNOTATION`); a CRD written by a newer version is left as it is (with a
+//! warning), so an older replica starting during a rolling upgrade does not prune the newer fields.
 //!
 //! With the webhook enabled the CRDs of kinds with two versions use the `Webhook` conversion strategy,
 //! calling the manager's `/convert` ([`conversion_strategy`]); a manager outside the cluster puts them
@@ -13,6 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, WebhookClientConfig,
 };
 use kruise_api::crd::{ConversionStrategy, CrdOptions, all};
+use kruise_api::schema_version::{self, Install};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
 
@@ -122,7 +125,32 @@ pub async fn install(
     let mut names = Vec::with_capacity(crds.len());
     for crd in &crds {
         let name = crd.name_any();
-        let mut object = serde_json::to_value(crd).map_err(|error| CrdError::Apply {
+        let installed = api.get_opt(&name).await.map_err(|source| CrdError::Apply {
+            name: name.clone(),
+            source,
+        })?;
+        let installed_version = installed
+            .as_ref()
+            .and_then(|crd| crd.annotations().get(schema_version::ANNOTATION))
+            .map(String::as_str);
+        if let Install::KeepNewer { installed } =
+            schema_version::decide(installed_version, schema_version::CURRENT)
+        {
+            tracing::warn!(
+                crd = %name,
+                installed = %installed,
+                ours = schema_version::CURRENT,
+                "the CRD was written by a newer kruise-manager; leaving its schema as it is"
+            );
+            names.push(name);
+            continue;
+        }
+        let mut crd = crd.clone();
+        crd.annotations_mut().insert(
+            schema_version::ANNOTATION.to_owned(),
+            schema_version::CURRENT.to_owned(),
+        );
+        let mut object = serde_json::to_value(&crd).map_err(|error| CrdError::Apply {
             name: name.clone(),
             source: kube::Error::SerdeError(error),
         })?;

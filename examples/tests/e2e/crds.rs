@@ -389,3 +389,54 @@ async fn manifests_are_accepted(client: &Client) -> Result<()> {
     eprintln!("    {count} manifest objects accepted (server-side dry run)");
     Ok(())
 }
+
+/// kruise-manager's CRD install leaves a CRD written by a newer kruise-manager as it is: during a rolling
+/// upgrade an older replica must not prune the newer schema's fields.
+pub async fn an_older_manager_keeps_a_newer_crd(cluster: &Cluster) -> Result<()> {
+    use kruise_api::crd::CrdOptions;
+    use kruise_api::schema_version::{ANNOTATION, CURRENT};
+    use kruise_examples::manager::crds;
+
+    if cluster.external {
+        eprintln!(
+            "    (skipped on KRUISE_E2E_KUBECONFIG: it would replace the cluster's OpenKruise CRDs)"
+        );
+        return Ok(());
+    }
+    let client = &cluster.client;
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let timeout = Duration::from_secs(60);
+    crds::install(client, &CrdOptions::default(), timeout).await?;
+    let annotation = |crd: &CustomResourceDefinition| {
+        crd.metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(ANNOTATION))
+            .cloned()
+    };
+    let name = "clonesets.apps.kruise.io";
+    ensure!(
+        annotation(&api.get(name).await?).as_deref() == Some(CURRENT),
+        "the installed CRD does not name its version"
+    );
+    // A newer kruise-manager wrote it.
+    let newer = json!({"metadata": {"annotations": {ANNOTATION: "999.0.0"}}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&newer))
+        .await?;
+    let before = api.get(name).await?;
+    crds::install(client, &CrdOptions::default(), timeout).await?;
+    let after = api.get(name).await?;
+    let kept = annotation(&after).as_deref() == Some("999.0.0")
+        && after.metadata.resource_version == before.metadata.resource_version;
+    // Back to this version's schema for the scenarios that follow.
+    let ours = json!({"metadata": {"annotations": {ANNOTATION: null}}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&ours))
+        .await?;
+    crds::install(client, &CrdOptions::default(), timeout).await?;
+    ensure!(
+        kept,
+        "the CRD of a newer version was replaced: annotation {:?}",
+        annotation(&after)
+    );
+    Ok(())
+}

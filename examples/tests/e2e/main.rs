@@ -51,6 +51,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("crds_are_accepted_and_fixtures_round_trip", |c| {
         Box::pin(crds::crds_are_accepted_and_fixtures_round_trip(c))
     }),
+    ("an_older_manager_keeps_a_newer_crd", |c| {
+        Box::pin(crds::an_older_manager_keeps_a_newer_crd(c))
+    }),
     ("webhook_injects_readiness_gates", |c| {
         Box::pin(webhook::webhook_injects_readiness_gates(c))
     }),
