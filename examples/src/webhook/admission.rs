@@ -77,6 +77,12 @@ pub fn review(body: &[u8], mutator: &Mutator) -> Answer {
         Ok(request) => request,
         Err(answer) => return answer,
     };
+    if is_pod_create(&request)
+        && let Some(stores) = &mutator.sidecarsets
+        && !stores.is_synced()
+    {
+        return not_synced();
+    }
     let response = match mutate(&request, mutator) {
         Ok(ops) if ops.is_empty() => AdmissionResponse::from(&request),
         Ok(ops) => match serde_json::from_value::<json_patch::Patch>(Value::Array(ops)) {
@@ -106,17 +112,37 @@ pub fn parse_request(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, Ans
     Ok(request)
 }
 
-/// The patch operations for one request; `Err` is the message of a rejection.
-fn mutate(
-    request: &AdmissionRequest<DynamicObject>,
-    mutator: &Mutator,
-) -> Result<Vec<Value>, String> {
+/// A pod CREATE (not of a subresource): what the webhook mutates.
+fn is_pod_create(request: &AdmissionRequest<DynamicObject>) -> bool {
     let is_pod = request.resource.group.is_empty() && request.resource.resource == "pods";
     let has_subresource = request
         .sub_resource
         .as_deref()
         .is_some_and(|sub| !sub.is_empty());
-    if !is_pod || has_subresource || !matches!(request.operation, Operation::Create) {
+    is_pod && !has_subresource && matches!(request.operation, Operation::Create)
+}
+
+/// The answer while the SidecarSet stores have not received their first lists: an HTTP error, so the API
+/// server applies the webhook's failure policy instead of admitting the pod without its sidecars.
+fn not_synced() -> Answer {
+    Answer {
+        http_status: 503,
+        body: serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
+            "reason": "ServiceUnavailable",
+            "message": "the SidecarSet caches of the pod webhook are not synced yet; retry shortly",
+        })
+        .to_string()
+        .into_bytes(),
+    }
+}
+
+/// The patch operations for one request; `Err` is the message of a rejection.
+fn mutate(
+    request: &AdmissionRequest<DynamicObject>,
+    mutator: &Mutator,
+) -> Result<Vec<Value>, String> {
+    if !is_pod_create(request) {
         return Ok(Vec::new());
     }
     let Some(object) = &request.object else {

@@ -26,7 +26,7 @@ use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::jiff::Timestamp;
@@ -129,6 +129,18 @@ impl SidecarSetStores {
         self.sidecarsets.wait_until_ready().await.is_ok()
             && self.namespaces.wait_until_ready().await.is_ok()
             && self.revisions.wait_until_ready().await.is_ok()
+    }
+
+    /// Whether every store has received its first list. Before that an injection would miss SidecarSets
+    /// (or their namespaces and revisions) the cluster has, so the pod webhook refuses to answer instead.
+    #[must_use]
+    pub fn is_synced(&self) -> bool {
+        let synced = |ready: Option<Result<(), reflector::store::WriterDropped>>| {
+            matches!(ready, Some(Ok(())))
+        };
+        synced(self.sidecarsets.wait_until_ready().now_or_never())
+            && synced(self.namespaces.wait_until_ready().now_or_never())
+            && synced(self.revisions.wait_until_ready().now_or_never())
     }
 
     /// Injects the matching SidecarSets into a pod being created; `uid` (the admission request's) seeds
@@ -305,17 +317,23 @@ pub(crate) mod tests {
         labels: serde_json::Value,
     ) -> SidecarSetStores {
         let (sets, mut set_writer) = reflector::store::<SidecarSet>();
+        set_writer.apply_watcher_event(&Event::Init);
         for value in sidecarsets {
             let mut set: SidecarSet = serde_json::from_value(value.clone()).unwrap();
             kruise_api::defaults::ApplyDefaults::apply_defaults(&mut set);
-            set_writer.apply_watcher_event(&Event::Apply(set));
+            set_writer.apply_watcher_event(&Event::InitApply(set));
         }
+        set_writer.apply_watcher_event(&Event::InitDone);
         let (namespaces, mut namespace_writer) = reflector::store::<Namespace>();
-        namespace_writer.apply_watcher_event(&Event::Apply(
+        namespace_writer.apply_watcher_event(&Event::Init);
+        namespace_writer.apply_watcher_event(&Event::InitApply(
             serde_json::from_value(json!({"metadata": {"name": "default", "labels": labels}}))
                 .unwrap(),
         ));
-        let (revisions, _) = reflector::store::<ControllerRevision>();
+        namespace_writer.apply_watcher_event(&Event::InitDone);
+        let (revisions, mut revision_writer) = reflector::store::<ControllerRevision>();
+        revision_writer.apply_watcher_event(&Event::Init);
+        revision_writer.apply_watcher_event(&Event::InitDone);
         SidecarSetStores::from_stores(sets, namespaces, revisions)
     }
 

@@ -346,3 +346,39 @@ fn an_invalid_sidecarset_selector_rejects_with_its_name() {
     let message = response["response"]["status"]["message"].as_str().unwrap();
     assert!(message.contains("test-sidecarset"), "{message}");
 }
+
+/// Before the SidecarSet stores have their first lists, a pod CREATE is not admitted without its sidecars:
+/// the webhook answers with an HTTP error, so the API server applies the failure policy. Other requests are
+/// answered as usual.
+#[test]
+fn pods_wait_for_the_sidecarset_caches() {
+    use kube::runtime::reflector;
+    let (sidecarsets, _sidecarset_writer) = reflector::store();
+    let (namespaces, _namespace_writer) = reflector::store();
+    let (revisions, _revision_writer) = reflector::store();
+    let unsynced = Mutator {
+        sidecarsets: Some(SidecarSetStores::from_stores(
+            sidecarsets,
+            namespaces,
+            revisions,
+        )),
+        ..Mutator::default()
+    };
+    let mut pod = cloneset_pod();
+    pod["metadata"]["labels"] = json!({"app": "nginx"});
+    let create = request("CREATE", &pod);
+    let answer = review(create.to_string().as_bytes(), &unsynced);
+    assert_eq!(answer.http_status, 503);
+    let status: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(status["reason"], "ServiceUnavailable");
+    let update = request("UPDATE", &pod);
+    assert_eq!(
+        review(update.to_string().as_bytes(), &unsynced).http_status,
+        200
+    );
+    assert_eq!(
+        review(create.to_string().as_bytes(), &sidecar_mutator()).http_status,
+        200,
+        "synced stores answer"
+    );
+}
