@@ -31,7 +31,7 @@ pub enum PlanFormat {
     /// One line per action with the rule that chose it, then the diff and the status.
     #[default]
     Text,
-    /// `{cloneset, step, diff, actions, status, requeueAfterSeconds, ignored, error}`.
+    /// `{cloneset, step, diff, actions, status, requeueAfterSeconds, ignored, error, skipped}`.
     Json,
 }
 
@@ -415,6 +415,10 @@ impl PlanView<'_> {
             "requeueAfterSeconds": self.plan.requeue_after.map(|d| d.as_secs_f64()),
             "ignored": self.plan.ignored.iter().map(|i| i.error.to_string()).collect::<Vec<_>>(),
             "error": self.plan.stopped.as_ref().map(ToString::to_string),
+            "skipped": self.plan.skipped.iter().map(|skipped| json!({
+                "pod": self.owned.pods.get(skipped.pod).and_then(|pod| pod.metadata.name.clone()),
+                "error": skipped.error.to_string(),
+            })).collect::<Vec<_>>(),
         })
     }
 
@@ -447,6 +451,15 @@ impl PlanView<'_> {
         }
         if let Some(error) = &plan.stopped {
             writeln!(out, "stopped: {error}")?;
+        }
+        for skipped in &plan.skipped {
+            let name = self
+                .owned
+                .pods
+                .get(skipped.pod)
+                .and_then(|pod| pod.metadata.name.as_deref())
+                .unwrap_or("?");
+            writeln!(out, "skipped: pod {name}: {}", skipped.error)?;
         }
         let s = &plan.status;
         writeln!(

@@ -123,5 +123,5 @@ pub use diff::{Diff, RevisionMatch, calculate_diffs};
 pub use error::Error;
 pub use input::{InstanceIds, PlanInput, Revisions, SeededIds};
 pub use options::{FeatureGateError, Options};
-pub use plan::{Expectations, Plan, Step, plan};
+pub use plan::{Expectations, Plan, SkippedPod, Step, plan};
 pub use settings::IgnoredValue;

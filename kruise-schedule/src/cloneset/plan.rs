@@ -66,6 +66,19 @@ pub struct Plan {
     /// Where the step stopped with upstream's reconcile error; the actions before it stand, and the status
     /// carries a `FailedScale` / `FailedUpdate` condition.
     pub stopped: Option<Error>,
+    /// Pods left out of the refresh and update steps because something they carry cannot be read (a
+    /// malformed in-place update state annotation): the other pods go on (upstream stops the whole CloneSet's
+    /// update at such a pod). A controller reports each, for example as a Warning Event.
+    pub skipped: Vec<SkippedPod>,
+}
+
+/// A pod the plan left out, and why.
+#[derive(Debug)]
+pub struct SkippedPod {
+    /// The pod's index in the planned pods.
+    pub pod: usize,
+    /// What could not be read.
+    pub error: Error,
 }
 
 impl Plan {
@@ -211,10 +224,11 @@ pub fn plan(input: &PlanInput<'_>, ids: &mut dyn InstanceIds) -> Plan {
         RevisionMatch::IsPodUpdate,
     );
     let mut requeue = Requeue::default();
+    let mut skipped = Vec::new();
     let (step, actions, failure) = match scale::scale(&ctx, &scale_diff, ids) {
         Ok(Some(actions)) => (Step::Scale, actions, None),
         Err(error) => (Step::Scale, Vec::new(), Some((status::FAILED_SCALE, error))),
-        Ok(None) => match update::update(&ctx, &mut requeue) {
+        Ok(None) => match update::update(&ctx, &mut requeue, &mut skipped) {
             Ok((step, actions)) => (step, actions, None),
             Err((step, actions, error)) => (step, actions, Some((status::FAILED_UPDATE, error))),
         },
@@ -240,6 +254,7 @@ pub fn plan(input: &PlanInput<'_>, ids: &mut dyn InstanceIds) -> Plan {
         update_options: ctx.update_options(),
         ignored: ctx.settings.ignored.clone(),
         stopped: failure.map(|(_, error)| error),
+        skipped,
     }
 }
 

@@ -19,22 +19,37 @@ use super::diff::{self, RevisionMatch};
 use super::error::Error;
 use super::facts::{AVAILABLE, CURRENT, GRACE, NEEDS_REFRESH, NO_TEMPLATE_HASH, PodFacts, UPDATED};
 use super::order;
-use super::plan::{Ctx, Requeue, Step};
+use super::plan::{Ctx, Requeue, SkippedPod, Step};
 use crate::pod_view::State;
 
 type Failure = (Step, Vec<Action>, Error);
 
-/// The refresh and update steps.
-pub(crate) fn update(ctx: &Ctx<'_>, requeue: &mut Requeue) -> Result<(Step, Vec<Action>), Failure> {
+/// The refresh and update steps. A pod whose in-place state cannot be read is left out of both (pushed to
+/// `skipped`) instead of stopping the step for every pod.
+pub(crate) fn update(
+    ctx: &Ctx<'_>,
+    requeue: &mut Requeue,
+    skipped: &mut Vec<SkippedPod>,
+) -> Result<(Step, Vec<Action>), Failure> {
     let options = ctx.update_options();
     let mut actions = Vec::new();
     let mut refreshed: HashSet<usize> = HashSet::new();
+    let mut left_out: HashSet<usize> = HashSet::new();
     let mut modified = false;
     for facts in &ctx.facts.pods {
         let pod = facts.pod;
         if facts.has(NEEDS_REFRESH) {
-            let outcome = kruise_inplace::refresh(pod, ctx.now, &options)
-                .map_err(|error| (Step::Refresh, std::mem::take(&mut actions), error.into()))?;
+            let outcome = match kruise_inplace::refresh(pod, ctx.now, &options) {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    left_out.insert(facts.index);
+                    skipped.push(SkippedPod {
+                        pod: facts.index,
+                        error: error.into(),
+                    });
+                    continue;
+                }
+            };
             if let Some(after) = outcome.requeue_after {
                 requeue.push(after);
             }
@@ -116,6 +131,7 @@ pub(crate) fn update(ctx: &Ctx<'_>, requeue: &mut Requeue) -> Result<(Step, Vec<
             let waiting = facts.has(UPDATED) != (target == Target::Update);
             waiting
                 && !refreshed.contains(&facts.index)
+                && !left_out.contains(&facts.index)
                 && match facts.state {
                     State::PreparingDelete => false,
                     State::Updated => true,

@@ -478,3 +478,45 @@ fn preparing_update_as_update_changes_the_scale_diff() {
         1
     );
 }
+
+/// A pod whose in-place update state annotation does not parse is left out (and reported), not a reason to
+/// stop the update of every other pod (upstream stops the whole CloneSet's update there).
+#[test]
+fn a_pod_with_an_unreadable_in_place_state_is_skipped() {
+    let cs = cloneset(&rolling(
+        &json!({"maxUnavailable": 2, "podUpdatePolicy": "InPlaceIfPossible"}),
+    ));
+    let mut pods = pods("oNr- oNr- oNr- oNr- oNr-");
+    pods[0]
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(
+            kruise_api::keys::inplace::STATE_ANNOTATION.to_owned(),
+            // Cut short: it still says there is a next batch, so the refresh reads it.
+            r#"{"revision":"old_rev","nextContainerImages":{"c":"#.to_owned(),
+        );
+    let plan = plan_in_place(&cs, &pods, "nginx:0", false);
+    assert!(plan.stopped.is_none(), "{:?}", plan.stopped);
+    assert_eq!(
+        summary(&plan, &pods),
+        ["updateInPlace p1 update", "updateInPlace p2 update"]
+    );
+    assert_eq!(plan.skipped.len(), 1);
+    assert_eq!(plan.skipped[0].pod, 0);
+    assert!(
+        plan.skipped[0]
+            .error
+            .to_string()
+            .contains("apps.kruise.io/inplace-update-state"),
+        "{}",
+        plan.skipped[0].error
+    );
+    assert!(
+        !plan
+            .status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == CloneSetConditionType::FailedUpdate)
+    );
+}

@@ -13,6 +13,7 @@
 //! | `SuccessfulUpdatePodReCreate` | Normal | a pod was marked `specified-delete` to be recreated at the new revision |
 //! | `FailedUpdatePodReCreate` | Warning | that mark could not be written |
 //! | `ScaleUpLimited` | Warning | `scaleStrategy.maxUnavailable` holds back creations |
+//! | `SkippedPod` | Warning | a pod left out of the update because its in-place state cannot be read (not upstream's: upstream stops the CloneSet's update there) |
 //! | `CreatedImagePullJob` | Normal | an image pre-download job was created |
 //! | `FailedCreateImagePullJob` | Normal (as upstream) | creating it failed for another reason than existing |
 
@@ -167,6 +168,16 @@ impl Record {
         Self::warning(
             "ScaleUpLimited",
             format!("scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {limit}"),
+        )
+    }
+
+    /// A pod was left out of the refresh and update because something it carries cannot be read; the
+    /// other pods go on.
+    #[must_use]
+    pub fn skipped_pod(pod: &str, error: &dyn std::fmt::Display) -> Self {
+        Self::warning(
+            "SkippedPod",
+            format!("pod {pod} is left out of the update: {error}"),
         )
     }
 

@@ -191,6 +191,20 @@ async fn reconcile_with(
         tracing::debug!(cloneset = %key, ?ignored, "a spec value does not parse; read as 0 like upstream");
     }
     let reference = cloneset.object_ref(&());
+    for skipped in &plan.skipped {
+        let Some(pod) = pods.get(skipped.pod) else {
+            continue;
+        };
+        tracing::warn!(cloneset = %key, pod = %pod.name_any(), error = %skipped.error, "pod left out of the update");
+        shared.events.record(
+            &reference,
+            Record::skipped_pod(&pod.name_any(), &skipped.error).about(
+                "Pod",
+                &namespace,
+                &pod.name_any(),
+            ),
+        );
+    }
     if plan.diff.scale_up_num > plan.diff.scale_up_limit {
         shared.events.record(
             &reference,
