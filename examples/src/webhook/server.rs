@@ -1,7 +1,7 @@
 //! HTTPS serving of the webhook: rustls over a TCP listener, HTTP/1.1 by hyper, routes by axum. The
 //! handlers only call [`super::admission::review`] (`/mutate-pod`) and [`super::conversion::review`]
 //! (`/convert`): no API calls on the request path. Every route reads its body as a
-//! [`ReviewBody`](super::review_body::ReviewBody) (one size limit, oversized reviews refused as reviews).
+//! [`ReviewBody`] (one size limit, oversized reviews refused as reviews).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
