@@ -120,32 +120,49 @@ where
         .map_err(|error| ActionError::from_kube(key(object), error))
 }
 
-/// Writes the status of `object` through the status subresource: a merge patch of `status` that carries
-/// `object`'s `resourceVersion` as precondition.
+/// Replaces the whole status of `object` with `status` through the status subresource (a PUT of `object`
+/// with the new status), conditional on `object`'s `resourceVersion`. A whole replacement clears what the
+/// new status leaves out (a merge patch would keep the old value of every field serialised away when empty
+/// or zero, such as a count back at 0 or a list now empty).
 ///
 /// # Errors
-/// See [`ActionError`].
+/// See [`ActionError`]; [`ActionError::Api`] when `object` with `status` does not serialise as `K`.
 pub async fn replace_status<K, S>(api: &Api<K>, object: &K, status: &S) -> Result<K, ActionError>
 where
-    K: Resource + Clone + DeserializeOwned + Debug,
+    K: Resource + Clone + DeserializeOwned + Serialize + Debug,
     S: Serialize,
 {
-    let Some(resource_version) = object.resource_version() else {
+    if object.resource_version().is_none() {
         return Err(ActionError::NoResourceVersion {
             object: key(object),
         });
-    };
-    let patch = serde_json::json!({
-        "metadata": { "resourceVersion": resource_version },
-        "status": status,
-    });
-    api.patch_status(
-        &object.name_any(),
-        &PatchParams::default(),
-        &Patch::Merge(&patch),
-    )
-    .await
-    .map_err(|error| ActionError::from_kube(key(object), error))
+    }
+    let replaced = with_status(object, status).map_err(|error| ActionError::Api {
+        object: key(object),
+        source: kube::Error::SerdeError(error),
+    })?;
+    api.replace_status(&object.name_any(), &PostParams::default(), &replaced)
+        .await
+        .map_err(|error| ActionError::from_kube(key(object), error))
+}
+
+/// `object` with its status replaced by `status` and without `managedFields` (the API server keeps its own).
+fn with_status<K, S>(object: &K, status: &S) -> Result<K, serde_json::Error>
+where
+    K: Serialize + DeserializeOwned,
+    S: Serialize,
+{
+    let mut value = serde_json::to_value(object)?;
+    if let Some(map) = value.as_object_mut() {
+        map.insert("status".to_owned(), serde_json::to_value(status)?);
+        if let Some(metadata) = map
+            .get_mut("metadata")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            metadata.remove("managedFields");
+        }
+    }
+    serde_json::from_value(value)
 }
 
 /// Patches the object named `name` (or its `subresource`, e.g. `status`). The patch itself must carry the

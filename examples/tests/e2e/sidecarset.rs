@@ -300,6 +300,35 @@ async fn demo(client: &Client, metrics_port: u16) -> Result<()> {
         web.annotations()
     );
     wait_status(client, (3, 3, 3)).await?;
+
+    // Paused with a new image: no pod is at the new revision, so the status's updated counts go back to 0.
+    // (Written as a merge patch, zeros are left out and the old counts stayed.)
+    sidecarsets(client)
+        .patch(
+            SIDECARSET,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {
+                "updateStrategy": {"paused": true},
+                "containers": [{"name": "sidecar1", "image": "busybox:1.36",
+                    "command": ["sleep", "999d"],
+                    "volumeMounts": [{"name": "log-volume", "mountPath": "/var/log"}]}]}})),
+        )
+        .await?;
+    wait_for(
+        "the paused SidecarSet's status to count no updated pod",
+        WAIT,
+        || async {
+            let set = sidecarsets(client).get(SIDECARSET).await?;
+            let generation = set.metadata.generation.unwrap_or_default();
+            let status = set.status.unwrap_or_default();
+            Ok((status.observed_generation == generation
+                && status.matched_pods == 3
+                && status.updated_pods == 0
+                && status.updated_ready_pods == 0)
+                .then_some(()))
+        },
+    )
+    .await?;
     let before: BTreeMap<String, Pod> = pods(client)
         .list(&ListParams::default().labels("app=nginx"))
         .await?
@@ -315,7 +344,7 @@ async fn demo(client: &Client, metrics_port: u16) -> Result<()> {
             SIDECARSET,
             &PatchParams::default(),
             &Patch::Merge(json!({"spec": {
-                "updateStrategy": {"partition": 1},
+                "updateStrategy": {"partition": 1, "paused": false},
                 "containers": [{"name": "sidecar1", "image": "busybox:1.36",
                     "command": ["sleep", "999d"],
                     "volumeMounts": [{"name": "log-volume", "mountPath": "/var/log"}]}]}})),

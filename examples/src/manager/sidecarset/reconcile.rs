@@ -237,15 +237,15 @@ async fn reconcile_once(
     if let Some(collision) =
         settle_revisions(sidecarset, &plan.revisions, &revisions, shared).await?
     {
-        let patch = json!({"status": {"collisionCount": collision}});
-        actions::patch(&api, &name, &name, Some("status"), &Patch::Merge(&patch)).await?;
+        let mut status = sidecarset.status.clone().unwrap_or_default();
+        status.collision_count = Some(collision);
+        actions::replace_status(&api, sidecarset, &status).await?;
         return Ok(Action::requeue(Duration::ZERO));
     }
 
-    // 3. Status.
+    // 3. Status: replaced whole (counts back at 0 are written too), conditional on the version read.
     if sidecarset.status.as_ref() != Some(&plan.status) {
-        let patch = json!({"status": plan.status});
-        actions::patch(&api, &name, &name, Some("status"), &Patch::Merge(&patch)).await?;
+        actions::replace_status(&api, sidecarset, &plan.status).await?;
     }
 
     // 4. Pods.
