@@ -157,7 +157,7 @@ async fn sync(crr: &ContainerRecreateRequest, context: &Context) -> Result<Actio
             Step::Complete(message) => {
                 tracing::info!(crr = %key(crr), %message, "completing");
                 let time = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
-                actions::replace_status(
+                actions::merge_status(
                     &crrs,
                     crr,
                     &json!({"phase": "Completed", "completionTime": time, "message": message}),
@@ -165,7 +165,7 @@ async fn sync(crr: &ContainerRecreateRequest, context: &Context) -> Result<Actio
                 .await?;
             }
             Step::SyncSnapshot(snapshot) => {
-                actions::replace_status(&crrs, crr, &json!({"containerStatusSnapshot": snapshot}))
+                actions::merge_status(&crrs, crr, &json!({"containerStatusSnapshot": snapshot}))
                     .await?;
                 return Ok(Action::requeue(Duration::from_millis(100)));
             }
@@ -186,7 +186,7 @@ async fn sync(crr: &ContainerRecreateRequest, context: &Context) -> Result<Actio
                 }
                 let mut conditions = crr.status.clone().unwrap_or_default().conditions;
                 conditions.push(condition);
-                actions::replace_status(&crrs, crr, &json!({"conditions": conditions})).await?;
+                actions::merge_status(&crrs, crr, &json!({"conditions": conditions})).await?;
                 tracing::info!(crr = %key(crr), "pod held not-ready for the unready grace");
             }
         }
@@ -210,7 +210,7 @@ async fn write_pod_conditions(
         .status
         .and_then(|status| status.conditions)
         .unwrap_or_default();
-    actions::replace_status(pods, pod, &json!({"conditions": conditions})).await?;
+    actions::merge_status(pods, pod, &json!({"conditions": conditions})).await?;
     Ok(())
 }
 

@@ -146,6 +146,39 @@ where
         .map_err(|error| ActionError::from_kube(key(object), error))
 }
 
+/// Merges `fields` (a JSON object of status fields) into the status of `object` through the status
+/// subresource, conditional on `object`'s `resourceVersion`: for writers that own only some status fields
+/// and must keep the others (a field left out keeps its value; write `null` to remove one). To write a
+/// whole status, use [`replace_status`].
+///
+/// # Errors
+/// See [`ActionError`].
+pub async fn merge_status<K>(
+    api: &Api<K>,
+    object: &K,
+    fields: &serde_json::Value,
+) -> Result<K, ActionError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let Some(resource_version) = object.resource_version() else {
+        return Err(ActionError::NoResourceVersion {
+            object: key(object),
+        });
+    };
+    let patch = serde_json::json!({
+        "metadata": { "resourceVersion": resource_version },
+        "status": fields,
+    });
+    api.patch_status(
+        &object.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await
+    .map_err(|error| ActionError::from_kube(key(object), error))
+}
+
 /// `object` with its status replaced by `status` and without `managedFields` (the API server keeps its own).
 fn with_status<K, S>(object: &K, status: &S) -> Result<K, serde_json::Error>
 where
