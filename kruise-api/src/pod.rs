@@ -55,12 +55,14 @@ pub fn labels(pod: &Pod) -> &BTreeMap<String, String> {
 
 /// The value of a pod label.
 #[must_use]
+#[inline]
 pub fn label<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
     pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
 }
 
 /// The value of a pod annotation.
 #[must_use]
+#[inline]
 pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
     pod.metadata
         .annotations

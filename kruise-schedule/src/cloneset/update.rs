@@ -131,7 +131,7 @@ pub(crate) fn update(
             let waiting = facts.has(UPDATED) != (target == Target::Update);
             waiting
                 && !refreshed.contains(&facts.index)
-                && !left_out.contains(&facts.index)
+                && (left_out.is_empty() || !left_out.contains(&facts.index))
                 && match facts.state {
                     State::PreparingDelete => false,
                     State::Updated => true,
