@@ -8,6 +8,7 @@
 //! calling the manager's `/convert` ([`conversion_strategy`]); a manager outside the cluster puts them
 //! back to `None` when it stops ([`reset_conversion_if_pointing_at`]), so the kinds stay readable.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -16,7 +17,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kruise_api::crd::{ConversionStrategy, CrdOptions, all};
 use kruise_api::schema_version::{self, Install};
-use kube::api::{Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
 
 use crate::webhook::configuration::{ClientTarget, FIELD_MANAGER};
@@ -122,17 +123,25 @@ pub async fn install(
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let crds = all(options);
+    // The schema versions of what is installed, from one metadata-only list.
+    let installed: BTreeMap<String, String> = api
+        .list_metadata(&ListParams::default())
+        .await
+        .map_err(|source| CrdError::Apply {
+            name: "customresourcedefinitions".to_owned(),
+            source,
+        })?
+        .items
+        .into_iter()
+        .filter_map(|crd| {
+            let version = crd.annotations().get(schema_version::ANNOTATION)?.clone();
+            Some((crd.name_any(), version))
+        })
+        .collect();
     let mut names = Vec::with_capacity(crds.len());
     for crd in &crds {
         let name = crd.name_any();
-        let installed = api.get_opt(&name).await.map_err(|source| CrdError::Apply {
-            name: name.clone(),
-            source,
-        })?;
-        let installed_version = installed
-            .as_ref()
-            .and_then(|crd| crd.annotations().get(schema_version::ANNOTATION))
-            .map(String::as_str);
+        let installed_version = installed.get(&name).map(String::as_str);
         if let Install::KeepNewer { installed } =
             schema_version::decide(installed_version, schema_version::CURRENT)
         {

@@ -34,7 +34,6 @@ pub(crate) fn update(
     let options = ctx.update_options();
     let mut actions = Vec::new();
     let mut refreshed: HashSet<usize> = HashSet::new();
-    let mut left_out: HashSet<usize> = HashSet::new();
     let mut modified = false;
     for facts in &ctx.facts.pods {
         let pod = facts.pod;
@@ -42,7 +41,6 @@ pub(crate) fn update(
             let outcome = match kruise_inplace::refresh(pod, ctx.now, &options) {
                 Ok(outcome) => outcome,
                 Err(error) => {
-                    left_out.insert(facts.index);
                     skipped.push(SkippedPod {
                         pod: facts.index,
                         error: error.into(),
@@ -131,7 +129,7 @@ pub(crate) fn update(
             let waiting = facts.has(UPDATED) != (target == Target::Update);
             waiting
                 && !refreshed.contains(&facts.index)
-                && (left_out.is_empty() || !left_out.contains(&facts.index))
+                && !skipped.iter().any(|skipped| skipped.pod == facts.index)
                 && match facts.state {
                     State::PreparingDelete => false,
                     State::Updated => true,
