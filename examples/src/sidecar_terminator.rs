@@ -15,7 +15,6 @@ use kruise_api::keys::crr as crr_keys;
 use kruise_sidecar::terminator::{decide, terminated_condition};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
@@ -45,8 +44,8 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         client: context.client.clone(),
         metrics: context.metrics.clone(),
     });
-    let pods: Api<Pod> = Api::all(context.client.clone());
-    Controller::new(pods, watcher::Config::default())
+    let pods = context.informers.get::<Pod>();
+    Controller::for_shared_stream(pods.applied(), pods.store())
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(reconcile, on_error, shared)
         .for_each(|result| async move {

@@ -10,6 +10,7 @@ use kruise_examples::manager::pod_readiness::PodReadinessController;
 use kruise_examples::manager::sidecarset::SidecarSetController;
 use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
 use kruise_examples::{logging, shutdown};
+use kruise_runtime::OpenWatches;
 
 /// Runs the OpenKruise controllers and webhook of kruise-rs against a cluster.
 #[derive(Parser)]
@@ -37,25 +38,33 @@ fn controllers(config: CloneSetConfig) -> ControllerSet {
     controllers
 }
 
+/// A client like `kube::Client::try_default` whose watch requests count in `watches`.
+async fn counted_client(watches: &OpenWatches) -> Result<kube::Client, kube::Error> {
+    let config = kube::Config::infer()
+        .await
+        .map_err(kube::Error::InferConfig)?;
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&watches.layer())
+        .build())
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.options.log_format);
     let (trigger, signal) = shutdown::channel();
     trigger.on_signals();
-    let client = match kube::Client::try_default().await {
+    let mut controller_set = controllers(cli.cloneset.config());
+    controller_set.register(SidecarSetController::new(&cli.options.namespace));
+    let manager = Manager::new(cli.options, controller_set);
+    let client = match counted_client(manager.metrics().open_watches()).await {
         Ok(client) => client,
         Err(error) => {
             tracing::error!(%error, "cannot configure a Kubernetes client (set KUBECONFIG)");
             return ExitCode::FAILURE;
         }
     };
-    let mut controller_set = controllers(cli.cloneset.config());
-    controller_set.register(SidecarSetController::new(&cli.options.namespace));
-    match Manager::new(cli.options, controller_set)
-        .run(client, signal)
-        .await
-    {
+    match manager.run(client, signal).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error @ ManagerError::LostLeadership) => {
             tracing::error!(%error, "exiting so a fresh instance can rejoin the election");

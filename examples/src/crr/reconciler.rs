@@ -62,11 +62,11 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     });
     let controller = Controller::new(api, watcher::Config::default());
     let store = controller.store();
-    let pods: Api<Pod> = Api::all(context.client.clone());
+    let pods = context.informers.get::<Pod>();
     controller
         // A pod's containers restarting or becoming ready moves its active requests on (the snapshot).
-        .watches(pods, watcher::Config::default(), move |pod: Pod| {
-            let uid = pod.metadata.uid.unwrap_or_default();
+        .watches_shared_stream(pods.objects(), move |pod: Arc<Pod>| {
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
             store
                 .state()
                 .iter()

@@ -75,30 +75,26 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         metrics: context.metrics.clone(),
     });
     let jobs: Api<ImagePullJob> = Api::all(context.client.clone());
-    let node_images: Api<NodeImage> = Api::all(context.client.clone());
+    let node_images = context.informers.get::<NodeImage>();
     Controller::new(jobs, watcher::Config::default())
-        .watches(
-            node_images,
-            watcher::Config::default(),
-            |node_image: NodeImage| {
-                let mut owners: Vec<ObjectRef<ImagePullJob>> = node_image
-                    .spec
-                    .images
-                    .values()
-                    .flat_map(|image| image.tags.iter())
-                    .flat_map(|tag| tag.owner_references.iter())
-                    .filter(|owner| owner.kind.as_deref() == Some("ImagePullJob"))
-                    .filter_map(|owner| {
-                        Some(
-                            ObjectRef::new(owner.name.as_deref()?)
-                                .within(owner.namespace.as_deref().unwrap_or_default()),
-                        )
-                    })
-                    .collect();
-                owners.dedup();
-                owners
-            },
-        )
+        .watches_shared_stream(node_images.objects(), |node_image: Arc<NodeImage>| {
+            let mut owners: Vec<ObjectRef<ImagePullJob>> = node_image
+                .spec
+                .images
+                .values()
+                .flat_map(|image| image.tags.iter())
+                .flat_map(|tag| tag.owner_references.iter())
+                .filter(|owner| owner.kind.as_deref() == Some("ImagePullJob"))
+                .filter_map(|owner| {
+                    Some(
+                        ObjectRef::new(owner.name.as_deref()?)
+                            .within(owner.namespace.as_deref().unwrap_or_default()),
+                    )
+                })
+                .collect();
+            owners.dedup();
+            owners
+        })
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(reconcile, on_error, shared)
         .for_each(|result| async move {

@@ -15,7 +15,6 @@ use kruise_api::apps::v1beta1::{ImagePullJob, NodeImage, NodeImageSpec};
 use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
@@ -61,14 +60,12 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         delay: creation_delay(),
     });
     let sweeper = tokio::spawn(sweep(context.client.clone(), context.shutdown.clone()));
-    let nodes: Api<Node> = Api::all(context.client.clone());
-    let node_images: Api<NodeImage> = Api::all(context.client.clone());
-    Controller::new(nodes, watcher::Config::default())
-        .watches(
-            node_images,
-            watcher::Config::default(),
-            |node_image: NodeImage| Some(ObjectRef::<Node>::new(&node_image.name_any())),
-        )
+    let nodes = context.informers.get::<Node>();
+    let node_images = context.informers.get::<NodeImage>();
+    Controller::for_shared_stream(nodes.applied(), nodes.store())
+        .watches_shared_stream(node_images.objects(), |node_image: Arc<NodeImage>| {
+            Some(ObjectRef::<Node>::new(&node_image.name_any()))
+        })
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(reconcile, on_error, shared)
         .for_each(|result| async move {

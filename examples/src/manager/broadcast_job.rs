@@ -14,6 +14,7 @@
 //! assert_eq!(controllers.names(), ["broadcastjob"]);
 //! ```
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,12 +23,13 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::BroadcastJob;
 use kruise_api::keys::broadcastjob::CONTROLLER_UID_LABEL;
+use kruise_runtime::{Change, Indexed};
 use kruise_schedule::broadcast_job::{self, Plan};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{Controller, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 
 use super::actions::{self, ActionError};
@@ -72,7 +74,8 @@ pub enum BroadcastJobError {
 
 struct Shared {
     client: Client,
-    pods: Store<Pod>,
+    /// The pods of the informer, by the `controller-uid` label.
+    pods: Indexed<Pod>,
     nodes: Store<Node>,
     recorder: Recorder,
     metrics: ControllerMetrics,
@@ -80,21 +83,36 @@ struct Shared {
 
 async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let client = context.client.clone();
-    let (pods, pod_writer) = reflector::store();
-    let pod_stream = watcher(
-        Api::<Pod>::all(client.clone()),
-        watcher::Config::default().labels(CONTROLLER_UID_LABEL),
-    )
-    .default_backoff()
-    .reflect(pod_writer)
-    .applied_objects();
-    let (nodes, node_writer) = reflector::store();
-    let node_stream = watcher(Api::<Node>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(node_writer)
-        .touched_objects()
-        // Heartbeats change nodes every few seconds; only membership and scheduling fields matter.
-        .predicate_filter(node_scheduling_fingerprint, Default::default());
+    let pod_informer = context.informers.get::<Pod>();
+    let pods = pod_informer.index(
+        "broadcastjob-controller-uid",
+        Arc::new(|pod: &Pod| {
+            pod.labels()
+                .get(CONTROLLER_UID_LABEL)
+                .cloned()
+                .into_iter()
+                .collect()
+        }),
+    );
+    let node_informer = context.informers.get::<Node>();
+    let nodes = node_informer.store();
+    // Heartbeats change nodes every few seconds; only membership and scheduling fields matter.
+    let mut fingerprints = HashMap::new();
+    let node_stream = node_informer.subscribe().filter_map(move |change| {
+        let node = match change {
+            Change::Applied(node) => {
+                let fingerprint = node_scheduling_fingerprint(&node);
+                (fingerprints.insert(node.name_any(), fingerprint) != Some(fingerprint))
+                    .then_some(node)
+            }
+            Change::Deleted(node) => {
+                fingerprints.remove(&node.name_any());
+                Some(node)
+            }
+            Change::Listed => None,
+        };
+        futures::future::ready(node)
+    });
     let shared = Arc::new(Shared {
         client: client.clone(),
         pods,
@@ -108,8 +126,8 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     );
     let jobs = controller.store();
     controller
-        .owns_stream(pod_stream)
-        .watches_stream(node_stream, move |_node: Node| {
+        .owns_shared_stream(pod_informer.objects())
+        .watches_shared_stream(node_stream, move |_node: Arc<Node>| {
             jobs.state()
                 .iter()
                 .map(|job| ObjectRef::from_obj(job.as_ref()))
@@ -133,7 +151,7 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
 }
 
 /// A hash of what decides where job pods run: name, labels, taints, unschedulable.
-fn node_scheduling_fingerprint(node: &Node) -> Option<u64> {
+fn node_scheduling_fingerprint(node: &Node) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     node.metadata.name.hash(&mut hasher);
@@ -144,7 +162,7 @@ fn node_scheduling_fingerprint(node: &Node) -> Option<u64> {
             (&taint.key, &taint.value, &taint.effect).hash(&mut hasher);
         }
     }
-    Some(hasher.finish())
+    hasher.finish()
 }
 
 fn key(job: &BroadcastJob) -> String {
@@ -171,12 +189,9 @@ async fn reconcile_job(job: &BroadcastJob, shared: &Shared) -> Result<Action, Br
     let namespace = job.namespace().unwrap_or_default();
     let pods: Vec<Pod> = shared
         .pods
-        .state()
+        .get(&uid)
         .iter()
-        .filter(|pod| {
-            pod.namespace().as_deref() == Some(namespace.as_str())
-                && pod.labels().get(CONTROLLER_UID_LABEL) == Some(&uid)
-        })
+        .filter(|pod| pod.namespace().as_deref() == Some(namespace.as_str()))
         .map(|pod| (**pod).clone())
         .collect();
     let nodes: Vec<Node> = shared

@@ -26,6 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kruise_runtime::Informers;
 use kube::Client;
 use kube::runtime::events::Reporter;
 
@@ -56,6 +57,9 @@ pub struct ControllerContext {
     pub reporter: Reporter,
     /// Fires when the controller must stop (leadership ended or the process is shutting down).
     pub shutdown: Shutdown,
+    /// The informers every controller of this run shares: one watch and one stored copy per kind (ask
+    /// for pods with `context.informers.get::<Pod>()`, never start a pod watch of your own).
+    pub informers: Informers,
 }
 
 /// A controller the manager runs while leading.
@@ -141,12 +145,15 @@ impl ControllerSet {
     ) {
         let mut tasks = tokio::task::JoinSet::new();
         let mut running = BTreeSet::new();
+        // One set of informers per run (leadership term): their watches stop when the run ends.
+        let informers = Informers::new(client.clone());
         for controller in &self.controllers {
             let context = ControllerContext {
                 client: client.clone(),
                 metrics: metrics.controller(controller.name()),
                 reporter: reporter.clone(),
                 shutdown: shutdown.clone(),
+                informers: informers.clone(),
             };
             let name = controller.name().to_owned();
             let run = controller.run(context);

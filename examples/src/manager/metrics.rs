@@ -28,6 +28,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kruise_runtime::OpenWatches;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -53,6 +54,7 @@ pub struct Metrics {
     leader: Gauge,
     webhook_requests: Family<Labels, Counter>,
     webhook_duration: Histogram,
+    open_watches: OpenWatches,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -81,6 +83,8 @@ impl Metrics {
         let leader = Gauge::default();
         let webhook_requests = Family::<Labels, Counter>::default();
         let webhook_duration = duration_histogram();
+        let open_watches = OpenWatches::new();
+        open_watches.register(&mut registry);
         registry.register(
             "reconcile",
             "Reconciles by controller and result",
@@ -127,7 +131,15 @@ impl Metrics {
             leader,
             webhook_requests,
             webhook_duration,
+            open_watches,
         }
+    }
+
+    /// The open watch requests of the process (`api_open_watches{resource}`): build the manager's client
+    /// with [`OpenWatches::layer`] so every watch counts.
+    #[must_use]
+    pub fn open_watches(&self) -> &OpenWatches {
+        &self.open_watches
     }
 
     /// The metrics handle of the controller `name` (its series start at zero).

@@ -118,6 +118,7 @@ pub enum ManagerError {
 pub struct Manager {
     options: ManagerOptions,
     controllers: ControllerSet,
+    metrics: Metrics,
 }
 
 impl Manager {
@@ -127,7 +128,15 @@ impl Manager {
         Self {
             options,
             controllers,
+            metrics: Metrics::new(),
         }
+    }
+
+    /// The metrics the manager serves on `/metrics` (build its client with
+    /// `metrics().open_watches().layer()` so its watches are counted).
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// Runs until `shutdown` (Ok) or until leadership is lost (Err).
@@ -144,7 +153,7 @@ impl Manager {
             forward.trigger();
         });
 
-        let metrics = Metrics::new();
+        let metrics = self.metrics;
         let mut checks = vec!["crds"];
         if !options.no_webhook {
             checks.push("webhook");

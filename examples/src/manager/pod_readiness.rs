@@ -14,12 +14,12 @@
 //! assert!(needs_condition(&pod));
 //! ```
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::keys::pod_readiness::KRUISE_POD_READY;
 use kube::api::Patch;
-use kube::runtime::{WatchStreamExt, watcher};
+
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
@@ -79,33 +79,29 @@ impl ManagedController for PodReadinessController {
     fn run(&self, context: ControllerContext) -> ControllerFuture {
         let namespace = self.namespace.clone();
         Box::pin(async move {
-            let pods: Api<Pod> = match &namespace {
-                Some(namespace) => Api::namespaced(context.client.clone(), namespace),
-                None => Api::all(context.client.clone()),
-            };
+            let pods: Api<Pod> = Api::all(context.client.clone());
             let metrics = context.metrics.clone();
-            let stream = watcher(pods.clone(), watcher::Config::default())
-                .default_backoff()
-                .applied_objects()
-                .try_filter(|pod| futures::future::ready(needs_condition(pod)))
-                .map(|result| {
+            let stream = context
+                .informers
+                .get::<Pod>()
+                .applied()
+                .filter(move |pod| {
+                    let wanted = namespace.as_deref().is_none_or(|namespace| {
+                        pod.metadata.namespace.as_deref() == Some(namespace)
+                    });
+                    futures::future::ready(wanted && needs_condition(pod))
+                })
+                .map(|pod| {
                     let pods = pods.clone();
                     let metrics = metrics.clone();
                     async move {
-                        match result {
-                            Ok(pod) => {
-                                let outcome = metrics.instrument(mark_ready(&pods, &pod)).await;
-                                match outcome {
-                                    Ok(())
-                                    | Err(
-                                        ActionError::Conflict { .. } | ActionError::NotFound { .. },
-                                    ) => {}
-                                    Err(error) => {
-                                        tracing::warn!(%error, "setting KruisePodReady failed");
-                                    }
-                                }
+                        let outcome = metrics.instrument(mark_ready(&pods, &pod)).await;
+                        match outcome {
+                            Ok(())
+                            | Err(ActionError::Conflict { .. } | ActionError::NotFound { .. }) => {}
+                            Err(error) => {
+                                tracing::warn!(%error, "setting KruisePodReady failed");
                             }
-                            Err(error) => tracing::warn!(%error, "pod watch"),
                         }
                     }
                 })

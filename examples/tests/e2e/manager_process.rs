@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Result, ensure};
+use anyhow::{Context, Result, ensure};
 
 use crate::support::{Cluster, Process, free_port, http_get, wait_for};
 
@@ -94,6 +94,34 @@ impl ManagerProcess {
         self.process.terminate(STOP_WITHIN).await.map(drop)
     }
 
+    /// The watch requests it has open for `resource` (`pods`, `nodeimages.apps.kruise.io`), from its
+    /// `kruise_manager_api_open_watches` gauge (0 when the gauge has no such series).
+    pub async fn open_watches(&self, resource: &str) -> Result<i64> {
+        let (_, text) = http_get(self.metrics_port, "/metrics").await?;
+        open_watches(&text, resource)
+    }
+
+    /// Checks that every controller shares one watch of each of `resources` (the shared informers):
+    /// waits until the count is 1 (a watch starts when its first controller asks), then checks it again
+    /// a little later (a second watch of a slower controller would show by then).
+    pub async fn expect_one_watch_each(&self, resources: &[&str]) -> Result<()> {
+        for resource in resources {
+            wait_for(&format!("one {resource} watch"), READY_WITHIN, || async {
+                Ok((self.open_watches(resource).await? >= 1).then_some(()))
+            })
+            .await?;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        for resource in resources {
+            let open = self.open_watches(resource).await?;
+            ensure!(
+                open == 1,
+                "kruise-manager has {open} {resource} watches open; every controller should share one"
+            );
+        }
+        Ok(())
+    }
+
     /// `manager log PATH:` and the last lines of the log, for failure messages.
     pub fn log_tail(&self) -> String {
         format!(
@@ -114,4 +142,18 @@ pub async fn wait_ready(metrics_port: u16) -> Result<()> {
             .map(|_| ()))
     })
     .await
+}
+
+/// The value of `kruise_manager_api_open_watches{resource="RESOURCE"}` in a metrics text.
+fn open_watches(metrics: &str, resource: &str) -> Result<i64> {
+    let series = format!("kruise_manager_api_open_watches{{resource=\"{resource}\"}} ");
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(&series))
+        .map_or(Ok(0), |value| {
+            value
+                .trim()
+                .parse()
+                .with_context(|| format!("{series}{value}: not a count"))
+        })
 }

@@ -78,6 +78,16 @@ pub async fn with_manager(
     ];
     let mut manager = ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[])?;
     let result = body(&env.client, manager.metrics_port).await;
+    // Every controller (CloneSet, SidecarSet, pod readiness, CRR, sidecar terminator, BroadcastJob,
+    // NodeImage, ImagePullJob) ran beside the SidecarSet: they share one watch per kind.
+    let result = match result {
+        Ok(()) => {
+            manager
+                .expect_one_watch_each(&["pods", "nodes", "nodeimages.apps.kruise.io"])
+                .await
+        }
+        failed => failed,
+    };
     let cleaned = cleanup(&env.client, namespace, sidecarset).await;
     let stopped = manager.terminate().await;
     let env_stopped = env.stop().await;

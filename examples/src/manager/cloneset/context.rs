@@ -12,11 +12,17 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_schedule::cloneset::{InstanceIds, Options, PodFactsCache, SeededIds};
 use kube::Client;
 
+use kruise_runtime::{Indexed, Informer};
+
 use super::events::EventSink;
+use super::watch::cloneset_uid_keys;
 use crate::manager::expectations::{Expectations, Operation};
 use crate::manager::metrics::ControllerMetrics;
 use crate::manager::owner_index::OwnerIndex;
 use crate::manager::queue_depth::QueueDepth;
+
+/// The name of the pod informer's index by controlling CloneSet UID.
+pub const POD_INDEX: &str = "cloneset-uid";
 
 /// How long an unobserved create or delete blocks its CloneSet (Kubernetes uses 5 minutes).
 pub const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(300);
@@ -46,8 +52,8 @@ impl Synced {
 pub struct Shared {
     /// A client for the cluster.
     pub client: Client,
-    /// Pods by controller-owner UID.
-    pub pods: OwnerIndex<Pod>,
+    /// Pods by the UID of the CloneSet controlling them (an index of the shared pod informer).
+    pub pods: Indexed<Pod>,
     /// Claims by controller-owner UID.
     pub claims: OwnerIndex<PersistentVolumeClaim>,
     /// ControllerRevisions by controller-owner UID.
@@ -87,7 +93,7 @@ impl Shared {
             ^ (u64::from(std::process::id()) << 32);
         Self {
             client,
-            pods: OwnerIndex::default(),
+            pods: Informer::new("pods").index(POD_INDEX, Arc::new(cloneset_uid_keys)),
             claims: OwnerIndex::default(),
             revisions: OwnerIndex::default(),
             synced: Synced::default(),
@@ -101,6 +107,14 @@ impl Shared {
             pod_facts: Mutex::new(HashMap::new()),
             started: Instant::now(),
         }
+    }
+
+    /// The same state reading its pods from `informer` (the process's shared pod informer; by default an
+    /// informer of its own that nothing feeds).
+    #[must_use]
+    pub fn with_pods(mut self, informer: &Informer<Pod>) -> Self {
+        self.pods = informer.index(POD_INDEX, Arc::new(cloneset_uid_keys));
+        self
     }
 
     /// The same state with the gate `PreDownloadImageForInPlaceUpdate` set to `enabled`.

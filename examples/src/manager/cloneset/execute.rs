@@ -350,7 +350,7 @@ async fn delete_pod(
         return Err(error);
     }
     // Already gone from the cache (deleted by someone else first): nothing more will be seen.
-    let still_cached = shared.pods.owned_by(subject.uid).iter().any(|cached| {
+    let still_cached = shared.pods.get(subject.uid).iter().any(|cached| {
         cached.name_any() == pod.name_any() && cached.meta().deletion_timestamp.is_none()
     });
     if !still_cached {

@@ -172,10 +172,10 @@ fn reference_key<K: Resource>(reference: &ObjectRef<K>) -> String {
 /// The trigger mapper of an owned kind: the owning CloneSet, counted as queued.
 fn queued_owner<K: Resource>(
     shared: &Arc<Shared>,
-) -> impl Fn(K) -> Option<ObjectRef<CloneSet>> + Send + Sync + 'static {
+) -> impl Fn(&K) -> Option<ObjectRef<CloneSet>> + Send + Sync + 'static {
     let shared = Arc::clone(shared);
     move |object| {
-        let owner = watch::owner_ref(&object)?;
+        let owner = watch::owner_ref(object)?;
         shared.queue.triggered(&reference_key(&owner));
         Some(owner)
     }
@@ -211,6 +211,7 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
         instance: context.reporter.instance.clone(),
     };
     let events = EventSink::spawn(client.clone(), reporter);
+    let pod_informer = context.informers.get::<Pod>();
     let shared = Arc::new(
         Shared::new(
             client.clone(),
@@ -218,13 +219,13 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
             config.options.clone(),
             context.metrics.clone(),
         )
-        .with_pre_download_image(config.pre_download_image),
+        .with_pre_download_image(config.pre_download_image)
+        .with_pods(&pod_informer),
     );
     let namespace = config.namespace.as_deref();
-    let pods = watch::owned(
-        api::<Pod>(&client, namespace),
-        "pod",
-        shared.pods.clone(),
+    let pods = watch::owned_pods(
+        &pod_informer,
+        config.namespace.clone(),
         Arc::clone(&shared.synced.pods),
         Arc::clone(&shared),
     );
@@ -266,9 +267,18 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
     let completed = Arc::clone(&shared);
     Controller::for_stream(clonesets, reader)
         .with_config(Config::default().concurrency(config.workers))
-        .watches_stream(pods, queued_owner(&shared))
-        .watches_stream(claims, queued_owner(&shared))
-        .watches_stream(revisions, queued_owner(&shared))
+        .watches_shared_stream(pods, {
+            let owner = queued_owner(&shared);
+            move |pod: Arc<Pod>| owner(pod.as_ref())
+        })
+        .watches_stream(claims, {
+            let owner = queued_owner(&shared);
+            move |claim| owner(&claim)
+        })
+        .watches_stream(revisions, {
+            let owner = queued_owner(&shared);
+            move |revision| owner(&revision)
+        })
         .graceful_shutdown_on(context.shutdown.clone().wait())
         .run(
             reconcile::reconcile,
@@ -334,10 +344,10 @@ mod tests {
             .unwrap()
         };
         let map = queued_owner::<Pod>(&shared);
-        let owner = map(pod("web-a", "CloneSet")).unwrap();
+        let owner = map(&pod("web-a", "CloneSet")).unwrap();
         assert_eq!(reference_key(&owner), "ns/web");
-        assert!(map(pod("web-b", "CloneSet")).is_some());
-        assert!(map(pod("other", "StatefulSet")).is_none());
+        assert!(map(&pod("web-b", "CloneSet")).is_some());
+        assert!(map(&pod("other", "StatefulSet")).is_none());
         assert_eq!(shared.queue.depth(), 1, "two events for one CloneSet");
         let cloneset: CloneSet = serde_json::from_value(json!({
             "metadata": {"name": "web", "namespace": "ns"},

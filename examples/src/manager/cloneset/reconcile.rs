@@ -105,7 +105,7 @@ async fn reconcile_with(
         tracing::debug!(cloneset = %key, pending, "waiting for creations/deletions to show in the cache");
         return Ok(Action::requeue(Duration::from_secs(5)));
     }
-    let cached_pods = shared.pods.owned_by(uid);
+    let cached_pods = shared.pods.get(uid);
     let mut cached_revisions = shared.revisions.owned_by(uid);
     let stale = cached_pods
         .iter()

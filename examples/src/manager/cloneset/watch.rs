@@ -1,13 +1,16 @@
-//! The watches of the CloneSet controller's owned objects (pods, claims, revisions): each event updates
-//! an [`OwnerIndex`] (only objects a CloneSet controls are kept, without `managedFields`), satisfies the
-//! create/delete expectations it shows, and triggers the owning CloneSet.
+//! The watches of the CloneSet controller's owned objects: each change satisfies the create/delete
+//! expectations it shows and triggers the owning CloneSet. Pods come from the process's shared pod
+//! informer (found by the [`cloneset_uid_keys`] index); claims and revisions from watches of their own,
+//! each feeding an [`OwnerIndex`] (only objects a CloneSet controls are kept, without `managedFields`).
 
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::{Stream, TryStreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::CloneSet;
+use kruise_runtime::{Change, Informer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch};
@@ -52,20 +55,77 @@ pub fn owner_ref<K: Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
 /// What a watch event tells the expectations: `(owner uid, operation, object key)` pairs.
 #[must_use]
 pub fn observations<K: Resource>(kind: &str, event: &Event<K>) -> Vec<(String, Operation, String)> {
-    let seen = |object: &K, operation: Operation| {
-        cloneset_owner(object).map(|(_, uid)| (uid.to_owned(), operation, object_key(kind, object)))
-    };
     match event {
-        Event::Apply(object) | Event::InitApply(object) => {
-            let mut found: Vec<_> = seen(object, Operation::Create).into_iter().collect();
-            if object.meta().deletion_timestamp.is_some() {
-                found.extend(seen(object, Operation::Delete));
-            }
-            found
-        }
-        Event::Delete(object) => seen(object, Operation::Delete).into_iter().collect(),
+        Event::Apply(object) | Event::InitApply(object) => observed(kind, object, false),
+        Event::Delete(object) => observed(kind, object, true),
         Event::Init | Event::InitDone => Vec::new(),
     }
+}
+
+/// What seeing `object` (`gone`: its deletion) tells the expectations: `(owner uid, operation, object
+/// key)` pairs. An object being deleted (a deletion timestamp) also satisfies a create: it was created.
+#[must_use]
+pub fn observed<K: Resource>(
+    kind: &str,
+    object: &K,
+    gone: bool,
+) -> Vec<(String, Operation, String)> {
+    let seen = |operation: Operation| {
+        cloneset_owner(object).map(|(_, uid)| (uid.to_owned(), operation, object_key(kind, object)))
+    };
+    if gone {
+        return seen(Operation::Delete).into_iter().collect();
+    }
+    let mut found: Vec<_> = seen(Operation::Create).into_iter().collect();
+    if object.meta().deletion_timestamp.is_some() {
+        found.extend(seen(Operation::Delete));
+    }
+    found
+}
+
+/// The index keys of a pod on the shared pod informer: the UID of the CloneSet controlling it.
+#[must_use]
+pub fn cloneset_uid_keys(pod: &Pod) -> Vec<String> {
+    cloneset_owner(pod)
+        .map(|(_, uid)| uid.to_owned())
+        .into_iter()
+        .collect()
+}
+
+/// The pods of the shared pod informer (in `namespace` only, if given), as the controller's trigger:
+/// each change satisfies the create/delete expectations it shows, and `synced` is set once every stored
+/// pod has been seen.
+pub fn owned_pods(
+    informer: &Informer<Pod>,
+    namespace: Option<String>,
+    synced: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+) -> impl Stream<Item = Arc<Pod>> + Send + 'static {
+    informer.subscribe().filter_map(move |change| {
+        let pod = match change {
+            Change::Listed => {
+                synced.store(true, Ordering::SeqCst);
+                None
+            }
+            Change::Applied(pod) | Change::Deleted(pod)
+                if namespace.as_deref().is_some_and(|namespace| {
+                    pod.metadata.namespace.as_deref() != Some(namespace)
+                }) =>
+            {
+                None
+            }
+            Change::Applied(pod) => {
+                shared.observe_all(&observed("pod", pod.as_ref(), false));
+                Some(pod)
+            }
+            Change::Deleted(pod) => {
+                shared.forget_version(&object_key("pod", pod.as_ref()));
+                shared.observe_all(&observed("pod", pod.as_ref(), true));
+                Some(pod)
+            }
+        };
+        futures::future::ready(pod)
+    })
 }
 
 /// The key expectations use for an owned object: `<kind>/<namespace>/<name>`.
@@ -125,7 +185,6 @@ where
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
 
     use super::*;

@@ -4,8 +4,9 @@
 //! scatter / `paused`, hot upgrade's upgrade → migration → reset, `SidecarSetUpgradable`), deciding with
 //! [`kruise_sidecar::plan()`].
 //!
-//! * [`pod_index`]: pods indexed by the SidecarSets that injected them (no full scans per reconcile); a
-//!   pod event triggers exactly those SidecarSets.
+//! * [`pod_index`]: pods found by the SidecarSets that injected them (an index of the shared pod
+//!   informer: no full scans per reconcile, no copy of its own); a pod change triggers exactly those
+//!   SidecarSets.
 //! * [`reconcile`]: hashes, plan, revisions, status, pod patches with optimistic concurrency.
 //! * [`events`]: the Events it records.
 //!
@@ -83,7 +84,8 @@ async fn run(
         instance: context.reporter.instance.clone(),
     };
     let events = EventSink::spawn(client.clone(), reporter);
-    let pods = InjectedPodIndex::default();
+    let pod_informer = context.informers.get::<Pod>();
+    let pods = InjectedPodIndex::new(&pod_informer);
     let (revision_store, revision_writer) = reflector::store::<ControllerRevision>();
     let shared = Arc::new(Shared::new(
         client.clone(),
@@ -93,14 +95,7 @@ async fn run(
         events,
         context.metrics.clone(),
     ));
-    let pod_stream = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .modify(|pod: &mut Pod| pod.metadata.managed_fields = None)
-        .map_ok(move |event| {
-            pods.apply(&event);
-            event
-        })
-        .touched_objects();
+    let pod_stream = pod_informer.objects();
     let synced = Arc::clone(&shared.revisions_synced);
     let revision_stream = reflector::reflector(
         revision_writer,
@@ -122,7 +117,7 @@ async fn run(
         Api::<SidecarSet>::all(client.clone()),
         watcher::Config::default(),
     )
-    .watches_stream(pod_stream, |pod| {
+    .watches_shared_stream(pod_stream, |pod: Arc<Pod>| {
         injected_sidecarsets(&pod)
             .into_iter()
             .map(|name| ObjectRef::<SidecarSet>::new(&name))

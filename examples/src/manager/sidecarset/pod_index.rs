@@ -1,14 +1,16 @@
-//! The pods the SidecarSet controller looks at, indexed by the SidecarSets that injected them (the
-//! `kruise.io/sidecarset-injected-list` annotation), so a reconcile reads "the pods of this SidecarSet"
-//! without scanning every pod. Pods without that annotation are not kept at all.
+//! The pods the SidecarSet controller looks at, found by the SidecarSets that injected them (the
+//! `kruise.io/sidecarset-injected-list` annotation): an index of the process's shared pod informer, so a
+//! reconcile reads "the pods of this SidecarSet" without scanning every pod and without a copy of its own.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
+use kruise_runtime::{Indexed, Informer};
 use kruise_sidecar::records;
-use kube::runtime::watcher::Event;
+use kube::runtime::reflector::ObjectRef;
+
+/// The name of the index on the pod informer.
+pub const INDEX: &str = "sidecarset-injected";
 
 /// `namespace/name` of a pod.
 #[must_use]
@@ -29,128 +31,46 @@ pub fn injected_sidecarsets(pod: &Pod) -> Vec<String> {
         .collect()
 }
 
-#[derive(Default)]
-struct Inner {
-    pods: BTreeMap<String, Arc<Pod>>,
-    by_sidecarset: BTreeMap<String, BTreeSet<String>>,
-    /// Keys seen since the watch (re)started its initial list.
-    listing: Option<HashSet<String>>,
-}
-
-impl Inner {
-    fn insert(&mut self, pod: Pod) {
-        let key = pod_key(&pod);
-        self.remove(&key);
-        let sets = injected_sidecarsets(&pod);
-        if sets.is_empty() {
-            return;
-        }
-        for set in sets {
-            self.by_sidecarset
-                .entry(set)
-                .or_default()
-                .insert(key.clone());
-        }
-        self.pods.insert(key, Arc::new(pod));
-    }
-
-    fn remove(&mut self, key: &str) {
-        if let Some(old) = self.pods.remove(key) {
-            for set in injected_sidecarsets(&old) {
-                if let Some(keys) = self.by_sidecarset.get_mut(&set) {
-                    keys.remove(key);
-                    if keys.is_empty() {
-                        self.by_sidecarset.remove(&set);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The index, shared by the watch (writer) and the reconciles (readers).
-#[derive(Clone, Default)]
+/// The injected pods of a pod informer, by SidecarSet.
+#[derive(Clone)]
 pub struct InjectedPodIndex {
-    inner: Arc<RwLock<Inner>>,
-    synced: Arc<AtomicBool>,
+    informer: Informer<Pod>,
+    by_sidecarset: Indexed<Pod>,
 }
 
 impl InjectedPodIndex {
-    /// Applies one watch event (`managedFields` should be dropped before).
-    pub fn apply(&self, event: &Event<Pod>) {
-        let mut inner = self.inner.write().unwrap_or_else(PoisonError::into_inner);
-        match event {
-            Event::Apply(pod) => inner.insert(pod.clone()),
-            Event::Delete(pod) => inner.remove(&pod_key(pod)),
-            Event::Init => inner.listing = Some(HashSet::new()),
-            Event::InitApply(pod) => {
-                if let Some(listing) = inner.listing.as_mut() {
-                    listing.insert(pod_key(pod));
-                }
-                inner.insert(pod.clone());
-            }
-            Event::InitDone => {
-                if let Some(listing) = inner.listing.take() {
-                    let gone: Vec<String> = inner
-                        .pods
-                        .keys()
-                        .filter(|key| !listing.contains(*key))
-                        .cloned()
-                        .collect();
-                    for key in gone {
-                        inner.remove(&key);
-                    }
-                }
-                self.synced.store(true, Ordering::SeqCst);
-            }
+    /// The index on `informer` (added to it if it has none yet).
+    #[must_use]
+    pub fn new(informer: &Informer<Pod>) -> Self {
+        Self {
+            informer: informer.clone(),
+            by_sidecarset: informer.index(INDEX, Arc::new(injected_sidecarsets)),
         }
     }
 
-    /// Whether the first full list has been applied.
+    /// Whether the informer has stored its first full list.
     #[must_use]
     pub fn is_synced(&self) -> bool {
-        self.synced.load(Ordering::SeqCst)
+        self.informer.is_synced()
     }
 
-    /// The pods injected with `sidecarset`, by key.
+    /// The pods injected with `sidecarset`.
     #[must_use]
     pub fn pods_of(&self, sidecarset: &str) -> Vec<Arc<Pod>> {
-        let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
-        inner
-            .by_sidecarset
-            .get(sidecarset)
-            .into_iter()
-            .flatten()
-            .filter_map(|key| inner.pods.get(key).cloned())
-            .collect()
+        self.by_sidecarset.get(sidecarset)
     }
 
-    /// The pod with this key, if kept.
+    /// The pod with this `namespace/name` key, if stored.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<Arc<Pod>> {
-        let inner = self.inner.read().unwrap_or_else(PoisonError::into_inner);
-        inner.pods.get(key).cloned()
-    }
-
-    /// How many pods are kept.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.inner
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pods
-            .len()
-    }
-
-    /// Whether no pod is kept.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        let (namespace, name) = key.split_once('/')?;
+        self.informer.get(&ObjectRef::new(name).within(namespace))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use kube::runtime::watcher::Event;
     use serde_json::json;
 
     use super::*;
@@ -163,32 +83,44 @@ mod tests {
         serde_json::from_value(json!({"metadata": metadata})).unwrap()
     }
 
+    fn synced(pods: Vec<Pod>) -> Informer<Pod> {
+        let informer = Informer::new("pods");
+        informer.apply(Event::Init);
+        for pod in pods {
+            informer.apply(Event::InitApply(pod));
+        }
+        informer.apply(Event::InitDone);
+        informer
+    }
+
     #[test]
     fn pods_are_found_by_the_sidecarsets_that_injected_them() {
-        let index = InjectedPodIndex::default();
-        index.apply(&Event::Apply(pod("a", Some("log,proxy"))));
-        index.apply(&Event::Apply(pod("b", Some("log"))));
-        index.apply(&Event::Apply(pod("c", None)));
-        assert_eq!(index.len(), 2);
+        let informer = synced(Vec::new());
+        let index = InjectedPodIndex::new(&informer);
+        informer.apply(Event::Apply(pod("a", Some("log,proxy"))));
+        informer.apply(Event::Apply(pod("b", Some("log"))));
+        informer.apply(Event::Apply(pod("c", None)));
         assert_eq!(index.pods_of("log").len(), 2);
         assert_eq!(index.pods_of("proxy").len(), 1);
         assert!(index.pods_of("other").is_empty());
         // The annotation changed: the index follows.
-        index.apply(&Event::Apply(pod("a", Some("log"))));
+        informer.apply(Event::Apply(pod("a", Some("log"))));
         assert!(index.pods_of("proxy").is_empty());
-        index.apply(&Event::Delete(pod("b", Some("log"))));
+        informer.apply(Event::Delete(pod("b", Some("log"))));
         assert_eq!(index.pods_of("log").len(), 1);
         assert!(index.get("ns/a").is_some());
+        assert!(index.get("ns/b").is_none());
     }
 
     #[test]
     fn a_relist_drops_pods_that_are_gone() {
-        let index = InjectedPodIndex::default();
-        index.apply(&Event::Apply(pod("a", Some("log"))));
+        let informer = Informer::new("pods");
+        let index = InjectedPodIndex::new(&informer);
         assert!(!index.is_synced());
-        index.apply(&Event::Init);
-        index.apply(&Event::InitApply(pod("b", Some("log"))));
-        index.apply(&Event::InitDone);
+        informer.apply(Event::Apply(pod("a", Some("log"))));
+        informer.apply(Event::Init);
+        informer.apply(Event::InitApply(pod("b", Some("log"))));
+        informer.apply(Event::InitDone);
         assert!(index.is_synced());
         let keys: Vec<_> = index.pods_of("log").iter().map(|p| pod_key(p)).collect();
         assert_eq!(keys, ["ns/b"]);

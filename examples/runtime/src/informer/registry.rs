@@ -1,0 +1,94 @@
+//! One informer per kind for a whole process.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio::task::AbortHandle;
+
+use super::Informer;
+
+/// The informers of a process (or of one leadership term): [`Informers::get`] starts a kind's watch the
+/// first time it is asked for and hands out the same informer afterwards. Dropping the last clone stops
+/// every watch.
+#[derive(Clone)]
+pub struct Informers {
+    registry: Arc<Registry>,
+}
+
+struct Registry {
+    client: Client,
+    informers: Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
+    watches: Mutex<Vec<AbortHandle>>,
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let watches = self
+            .watches
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        for watch in watches.drain(..) {
+            watch.abort();
+        }
+    }
+}
+
+impl Informers {
+    /// No informer yet; watches will use `client`.
+    #[must_use]
+    pub fn new(client: Client) -> Self {
+        Self {
+            registry: Arc::new(Registry {
+                client,
+                informers: Mutex::new(HashMap::new()),
+                watches: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The client the watches use.
+    #[must_use]
+    pub fn client(&self) -> &Client {
+        &self.registry.client
+    }
+
+    /// The cluster-wide informer of `K`, its watch started on first use (inside a Tokio runtime).
+    #[must_use]
+    pub fn get<K>(&self) -> Informer<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    {
+        let mut informers = self
+            .registry
+            .informers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(informer) = informers
+            .get(&TypeId::of::<K>())
+            .and_then(|informer| informer.downcast_ref::<Informer<K>>())
+        {
+            return informer.clone();
+        }
+        let plural: &'static str = match K::plural(&()) {
+            std::borrow::Cow::Borrowed(plural) => plural,
+            std::borrow::Cow::Owned(plural) => Box::leak(plural.into_boxed_str()),
+        };
+        let informer = Informer::<K>::new(plural);
+        let watch = tokio::spawn(
+            informer
+                .clone()
+                .watch(Api::all(self.registry.client.clone())),
+        );
+        self.registry
+            .watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(watch.abort_handle());
+        informers.insert(TypeId::of::<K>(), Box::new(informer.clone()));
+        informer
+    }
+}

@@ -1,0 +1,16 @@
+//! The runtime layer of kruise-rs controllers: what every controller of a process shares.
+//!
+//! * [`informer`]: one watch and one in-memory copy per kind for the whole process ([`Informers`]), with
+//!   secondary indexes (owner UID, node name, ...) and a change stream every controller can subscribe to.
+//!   Objects are stored once, without `managedFields`, as `Arc`s.
+//! * [`open_watches`]: a client layer counting the watch requests the process has open, by resource (the
+//!   `api_open_watches` metric), so "one pod watch per process" is checked, not assumed.
+//!
+//! The decisions themselves live in the libraries (`kruise-schedule`, `kruise-sidecar`, ...); this crate
+//! does the I/O around them.
+
+pub mod informer;
+pub mod open_watches;
+
+pub use informer::{Change, Indexed, Informer, Informers};
+pub use open_watches::{OpenWatches, OpenWatchesLayer};
