@@ -21,15 +21,15 @@ use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::crd::{CrdOptions, all};
-use kruise_examples::daemon::DaemonOptions;
-use kruise_examples::logging::LogFormat;
-use kruise_examples::manager::ManagerOptions;
-use kruise_examples::webhook::configuration::{
+use kruise_daemon::DaemonOptions;
+use kruise_manager::ManagerOptions;
+use kruise_manager::webhook::configuration::{
     CONFIGURATION_NAME, ClientTarget, WebhookOptions, mutating_webhook_configuration,
 };
-use kruise_examples::webhook::validating_configuration::{
+use kruise_manager::webhook::validating_configuration::{
     VALIDATING_CONFIGURATION_NAME, validating_webhook_configuration,
 };
+use kruise_runtime::logging::LogFormat;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

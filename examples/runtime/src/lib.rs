@@ -9,8 +9,19 @@
 //! The decisions themselves live in the libraries (`kruise-schedule`, `kruise-sidecar`, ...); this crate
 //! does the I/O around them.
 
+pub mod actions;
+pub mod controllers;
+pub mod cri;
+pub mod duration;
+pub mod expectations;
+pub mod harness;
 pub mod informer;
+pub mod logging;
+pub mod metrics;
 pub mod open_watches;
+pub mod owner_index;
+pub mod queue_depth;
+pub mod shutdown;
 
 pub use informer::{Change, Indexed, Informer, Informers};
 pub use open_watches::{OpenWatches, OpenWatchesLayer};

@@ -1,12 +1,12 @@
-//! `kruise-daemon`: the node agent (see `--help` and the module docs of `kruise_examples::daemon`). Uses
+//! `kruise-daemon`: the node agent (see `--help` and the module docs of `kruise_daemon`). Uses
 //! `KUBECONFIG` (or in-cluster configuration) like kubectl.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use kruise_examples::daemon::{Daemon, DaemonOptions};
-use kruise_examples::logging::{self, LogFormat};
-use kruise_examples::shutdown;
+use kruise_daemon::{Daemon, DaemonOptions};
+use kruise_runtime::logging::{self, LogFormat};
+use kruise_runtime::shutdown;
 
 /// Recreates containers for ContainerRecreateRequests and pulls images for NodeImages on one node, through
 /// the node's CRI runtime.

@@ -4,13 +4,13 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kruise_examples::manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
-use kruise_examples::manager::controllers::ControllerSet;
-use kruise_examples::manager::pod_readiness::PodReadinessController;
-use kruise_examples::manager::sidecarset::SidecarSetController;
-use kruise_examples::manager::{Manager, ManagerError, ManagerOptions};
-use kruise_examples::{logging, shutdown};
+use kruise_manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
+use kruise_manager::pod_readiness::PodReadinessController;
+use kruise_manager::sidecarset::SidecarSetController;
+use kruise_manager::{Manager, ManagerError, ManagerOptions};
 use kruise_runtime::OpenWatches;
+use kruise_runtime::controllers::ControllerSet;
+use kruise_runtime::{logging, shutdown};
 
 /// Runs the OpenKruise controllers and webhook of kruise-rs against a cluster.
 #[derive(Parser)]
@@ -29,12 +29,12 @@ fn controllers(config: CloneSetConfig) -> ControllerSet {
         namespace: config.namespace.clone(),
     });
     controllers.register(CloneSetController::new(config));
-    kruise_examples::crr::reconciler::register(&mut controllers);
-    kruise_examples::imagepull::node_image_controller::register(&mut controllers);
-    kruise_examples::imagepull::job_controller::register(&mut controllers);
-    kruise_examples::sidecar_terminator::register(&mut controllers);
-    controllers.register(kruise_examples::manager::broadcast_job::BroadcastJobController);
-    controllers.register(kruise_examples::manager::advanced_cron_job::AdvancedCronJobController);
+    kruise_manager::crr::reconciler::register(&mut controllers);
+    kruise_manager::imagepull::node_image_controller::register(&mut controllers);
+    kruise_manager::imagepull::job_controller::register(&mut controllers);
+    kruise_manager::sidecar_terminator::register(&mut controllers);
+    controllers.register(kruise_manager::broadcast_job::BroadcastJobController);
+    controllers.register(kruise_manager::advanced_cron_job::AdvancedCronJobController);
     controllers
 }
 

@@ -1,12 +1,12 @@
 //! `kruise-node-simulator`: plays kubelet for N simulated nodes (see `--help` and the module docs of
-//! `kruise_examples::simulator`). Uses `KUBECONFIG` (or in-cluster configuration) like kubectl.
+//! `kruise_simulator`). Uses `KUBECONFIG` (or in-cluster configuration) like kubectl.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use kruise_examples::logging::{self, LogFormat};
-use kruise_examples::shutdown;
-use kruise_examples::simulator::{Simulator, SimulatorConfig};
+use kruise_runtime::logging::{self, LogFormat};
+use kruise_runtime::shutdown;
+use kruise_simulator::{Simulator, SimulatorConfig};
 
 /// Plays kubelet for simulated nodes: registers them, binds pending pods, reports pod status (Running,
 /// Ready honouring readiness gates), restarts containers after in-place image updates.

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use kruise_examples::cli::sidecar::SidecarCommand;
-use kruise_examples::cli::{
-    self, cloneset::ClonesetCommand, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand,
+use kruise_cli::sidecar::SidecarCommand;
+use kruise_cli::{
+    cloneset::ClonesetCommand, crds::CrdsArgs, cron::CronArgs, inplace::InplaceCommand,
     rollout::RolloutCommand,
 };
 
@@ -47,27 +47,27 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     let result = match &cli.command {
-        Command::Crds(args) => cli::crds::run(args, &mut stdout, &mut stderr),
-        Command::Cron(args) => cli::cron::run(
+        Command::Crds(args) => kruise_cli::crds::run(args, &mut stdout, &mut stderr),
+        Command::Cron(args) => kruise_cli::cron::run(
             args,
             chrono::Utc::now(),
             &mut std::io::stdin().lock(),
             &mut stdout,
             &mut stderr,
         ),
-        Command::Inplace(command) => cli::inplace::run(command, &mut stdout, &mut stderr),
+        Command::Inplace(command) => kruise_cli::inplace::run(command, &mut stdout, &mut stderr),
         Command::Rollout(command) => {
-            cli::rollout::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
+            kruise_cli::rollout::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
         }
         Command::Sidecar(command) => {
-            cli::sidecar::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
+            kruise_cli::sidecar::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
         }
-        Command::Cloneset(command) => cli::cloneset::run(command, &mut stdout),
+        Command::Cloneset(command) => kruise_cli::cloneset::run(command, &mut stdout),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            cli::report(&error, &mut stderr);
+            kruise_cli::report(&error, &mut stderr);
             ExitCode::from(error.exit_code())
         }
     }

@@ -9,11 +9,11 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::Parser;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::CloneSet;
-use kruise_examples::manager::cloneset::{CloneSetArgs, CloneSetController};
-use kruise_examples::manager::controllers::ControllerSet;
-use kruise_examples::manager::{Manager, ManagerOptions};
-use kruise_examples::shutdown::{self, Trigger};
-use kruise_examples::simulator::{Simulator, SimulatorConfig};
+use kruise_manager::cloneset::{CloneSetArgs, CloneSetController};
+use kruise_manager::{Manager, ManagerOptions};
+use kruise_runtime::controllers::ControllerSet;
+use kruise_runtime::shutdown::{self, Trigger};
+use kruise_simulator::{Simulator, SimulatorConfig};
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
@@ -51,7 +51,7 @@ pub enum ManagerHandle {
         /// Stops it.
         stop: Trigger,
         /// Its task.
-        task: JoinHandle<Result<(), kruise_examples::manager::ManagerError>>,
+        task: JoinHandle<Result<(), kruise_manager::ManagerError>>,
     },
     /// A `kruise-manager` process.
     Child(Box<ManagerProcess>),
@@ -121,7 +121,7 @@ pub struct Env {
     pub namespace: String,
     simulator: Option<(
         Trigger,
-        JoinHandle<Result<(), kruise_examples::simulator::SimulatorError>>,
+        JoinHandle<Result<(), kruise_simulator::SimulatorError>>,
     )>,
     /// The manager (taken by scenarios that kill and restart it).
     pub manager: Option<ManagerHandle>,
@@ -154,8 +154,9 @@ fn init_logs() {
             let _ = tracing_subscriber::fmt()
                 .with_ansi(false)
                 .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_default_env()
-                        .unwrap_or_else(|_| "info,kruise_examples=debug".into()),
+                    tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                        "info,kruise_manager=debug,kruise_runtime=debug".into()
+                    }),
                 )
                 .with_writer(std::sync::Mutex::new(file))
                 .try_init();

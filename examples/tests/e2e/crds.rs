@@ -395,7 +395,7 @@ async fn manifests_are_accepted(client: &Client) -> Result<()> {
 pub async fn an_older_manager_keeps_a_newer_crd(cluster: &Cluster) -> Result<()> {
     use kruise_api::crd::CrdOptions;
     use kruise_api::schema_version::{ANNOTATION, CURRENT};
-    use kruise_examples::manager::crds;
+    use kruise_manager::crds;
 
     if cluster.external {
         eprintln!(

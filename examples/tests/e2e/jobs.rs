@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail, ensure};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob};
-use kruise_examples::shutdown;
-use kruise_examples::simulator::{Simulator, SimulatorConfig};
+use kruise_runtime::shutdown;
+use kruise_simulator::{Simulator, SimulatorConfig};
 use kube::api::{
     DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
 };
@@ -31,7 +31,7 @@ struct Environment {
     manager: ManagerProcess,
     simulator: Option<(
         shutdown::Trigger,
-        tokio::task::JoinHandle<Result<(), kruise_examples::simulator::SimulatorError>>,
+        tokio::task::JoinHandle<Result<(), kruise_simulator::SimulatorError>>,
     )>,
 }
 

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail, ensure};
 use clap::Parser;
 use k8s_openapi::api::coordination::v1::Lease;
-use kruise_examples::manager::controllers::ControllerSet;
-use kruise_examples::manager::{Manager, ManagerOptions};
-use kruise_examples::shutdown;
+use kruise_manager::{Manager, ManagerOptions};
+use kruise_runtime::controllers::ControllerSet;
+use kruise_runtime::shutdown;
 use kube::{Api, Client};
 
 use crate::manager_process::{ManagerProcess, Webhooks};

@@ -8,8 +8,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use kruise_examples::shutdown;
-use kruise_examples::simulator::{Simulator, SimulatorConfig};
+use kruise_runtime::shutdown;
+use kruise_simulator::{Simulator, SimulatorConfig};
 use tokio::task::JoinHandle;
 
 use crate::manager_process::{ManagerProcess, Webhooks};

@@ -260,7 +260,7 @@ async fn measure(client: &Client, pid: u32, metrics_port: u16, webhook_port: u16
 async fn tls_config(client: &Client) -> Result<Arc<rustls::ClientConfig>> {
     let configurations: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let written = configurations
-        .get(kruise_examples::webhook::configuration::CONFIGURATION_NAME)
+        .get(kruise_manager::webhook::configuration::CONFIGURATION_NAME)
         .await?;
     let ca = written
         .webhooks

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
 use k8s_openapi::api::core::v1::{Node, Pod};
-use kruise_examples::shutdown;
-use kruise_examples::simulator::identity;
-use kruise_examples::simulator::{Simulator, SimulatorConfig};
+use kruise_runtime::shutdown;
+use kruise_simulator::identity;
+use kruise_simulator::{Simulator, SimulatorConfig};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
@@ -27,9 +27,7 @@ pub async fn simulator_runs_pods(cluster: &Cluster) -> Result<()> {
         namespace: Some(NAMESPACE.into()),
         ready_delay: Duration::from_millis(500),
         restart_delay: Duration::from_secs(1),
-        never_ready: Some(kruise_examples::simulator::selector::parse(
-            "e2e=never-ready",
-        )?),
+        never_ready: Some(kruise_simulator::selector::parse("e2e=never-ready")?),
         delete_nodes_on_exit: true,
         ..SimulatorConfig::default()
     };

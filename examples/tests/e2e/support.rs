@@ -278,7 +278,11 @@ impl Process {
             .args(args)
             .envs(env.iter().copied())
             .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "info")
+            // KRUISE_E2E_RUST_LOG sets the filter of every spawned process (debugging a scenario).
+            .env(
+                "RUST_LOG",
+                std::env::var("KRUISE_E2E_RUST_LOG").unwrap_or_else(|_| "info".to_owned()),
+            )
             .stdin(Stdio::null())
             .stdout(file.try_clone()?)
             .stderr(file)

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, ensure};
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::Pod;
-use kruise_examples::webhook::configuration::CONFIGURATION_NAME;
+use kruise_manager::webhook::configuration::CONFIGURATION_NAME;
 use kube::api::{DynamicObject, GroupVersionKind, PostParams};
 use kube::core::ApiResource;
 use kube::{Api, Client};

@@ -1,6 +1,6 @@
 //! kruise-manager's ContainerRecreateRequest decisions (upstream `pkg/controller/containerrecreaterequest`), pure:
 //! the request, its pod and the clock in, the writes of one reconcile and when to look again out. The caller does
-//! the writes (kruise-manager: `kruise_examples::crr::reconciler`).
+//! the writes (kruise-manager: `kruise_manager::crr::reconciler`).
 //!
 //! * Completed or deleting: release the pod's not-ready key and the `crr.apps.kruise.io/unready-acquired`
 //!   finalizer, drop the `active` label, delete after `ttlSecondsAfterFinished`.

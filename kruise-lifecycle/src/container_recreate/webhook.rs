@@ -1,6 +1,6 @@
 //! What the ContainerRecreateRequest mutating webhook decides (upstream `pkg/webhook/containerrecreaterequest`),
 //! pure: the request and the pod (and its node's labels) in, the defaulted request or a rejection out. The caller
-//! serves the admission review (kruise-manager: `kruise_examples::crr::admission`).
+//! serves the admission review (kruise-manager: `kruise_manager::crr::admission`).
 //!
 //! On create: `podName` and `containers` are required; `strategy` defaults to `{failurePolicy: Fail}`;
 //! `activeDeadlineSeconds` must be at least 3 and the grace periods non-negative; the pod must exist, be

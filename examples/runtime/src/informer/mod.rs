@@ -38,16 +38,16 @@ mod registry;
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Debug;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::channel::mpsc;
 use futures::{Stream, StreamExt};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher as watch};
+use kube::runtime::{WatchStreamExt, watcher as watch_events};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
+use tokio::sync::watch;
 
 pub use self::change::Change;
 use self::index::Index;
@@ -70,7 +70,9 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Informer<K> {
 struct Shared<K: Resource<DynamicType = ()> + Clone + 'static> {
     name: &'static str,
     reader: Store<K>,
-    synced: AtomicBool,
+    /// Whether the first list has been stored. Not the store's own readiness: kube-runtime's store wakes
+    /// only the last of several tasks waiting for it, so controllers wait here before they get the store.
+    synced: watch::Sender<bool>,
     state: Mutex<State<K>>,
 }
 
@@ -143,7 +145,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
             shared: Arc::new(Shared {
                 name,
                 reader,
-                synced: AtomicBool::new(false),
+                synced: watch::Sender::new(false),
                 state: Mutex::new(State {
                     writer,
                     indexes: BTreeMap::new(),
@@ -161,10 +163,20 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The store (for `Controller::for_shared_stream` and lookups by name).
+    /// The store (lookups by name, listing). Give a kube-runtime `Controller` the store from
+    /// [`Informer::synced_store`] instead: its readiness wakes only one of several waiters.
     #[must_use]
     pub fn store(&self) -> Store<K> {
         self.shared.reader.clone()
+    }
+
+    /// The store once the first list is in it, for `Controller::for_shared_stream`: a controller handed a
+    /// store that is already complete never waits on the store's own readiness signal, which wakes only
+    /// the last of several tasks waiting for it (so two controllers, or a controller and any other
+    /// waiter, sharing one store before its first list would leave one waiting for ever).
+    pub async fn synced_store(&self) -> Store<K> {
+        self.wait_synced().await;
+        self.store()
     }
 
     /// The stored copy of one object.
@@ -176,13 +188,14 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
     /// Whether the first list has been stored.
     #[must_use]
     pub fn is_synced(&self) -> bool {
-        self.shared.synced.load(Ordering::SeqCst)
+        *self.shared.synced.borrow()
     }
 
-    /// Waits until the first list has been stored.
+    /// Waits until the first list has been stored (any number of tasks may wait).
     pub async fn wait_synced(&self) {
-        // The writer lives as long as this informer, so the store cannot report it dropped.
-        let _ = self.shared.reader.wait_until_ready().await;
+        let mut synced = self.shared.synced.subscribe();
+        // The sender lives as long as this informer, so the wait cannot fail.
+        let _ = synced.wait_for(|synced| *synced).await;
     }
 
     /// Adds (or finds, by `name`) an index; a new index is built from the objects stored now.
@@ -288,7 +301,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
                         state.tell(&Change::Deleted(object));
                     }
                 }
-                self.shared.synced.store(true, Ordering::SeqCst);
+                self.shared.synced.send_replace(true);
                 state.tell(&Change::Listed);
             }
             Event::Apply(mut object) => {
@@ -330,7 +343,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
         K: Debug + DeserializeOwned + Send + Sync,
     {
         let name = self.shared.name;
-        let events = watch(api, watcher::Config::default()).default_backoff();
+        let events = watch_events(api, watcher::Config::default()).default_backoff();
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {
             match event {

@@ -180,3 +180,28 @@ fn a_subscriber_before_the_first_list_is_told_when_it_is_complete() {
         [(false, "a".into()), (false, "(listed)".into())]
     );
 }
+
+/// Several tasks wait for the first list at once (two controllers sharing an informer): every one of them
+/// must wake. kube-runtime's own store readiness wakes only the last waiter; this test fails with it.
+#[tokio::test]
+async fn every_task_waiting_for_the_first_list_wakes_when_it_is_stored() {
+    let informer = Informer::<Pod>::new("pods");
+    let waiting: Vec<_> = (0..3)
+        .map(|_| {
+            let informer = informer.clone();
+            tokio::spawn(async move { informer.synced_store().await.state().len() })
+        })
+        .collect();
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(waiting.iter().all(|task| !task.is_finished()));
+    list(&informer, vec![pod("a", "n1")]);
+    for task in waiting {
+        let stored = tokio::time::timeout(std::time::Duration::from_secs(5), task)
+            .await
+            .expect("every waiter wakes after the first list")
+            .unwrap();
+        assert_eq!(stored, 1);
+    }
+}

@@ -1,0 +1,326 @@
+//! kruise-daemon's ContainerRecreateRequest worker: watches the active requests of its node
+//! (`crr.apps.kruise.io/node-name=<node>,crr.apps.kruise.io/active=true`), and per pod runs the pure state
+//! machine of [`kruise_lifecycle::container_recreate::daemon`]: it observes the pod's containers through CRI
+//! (converted by [`kruise_runtime::cri::view::pod_view`]; found by kubelet's pod-UID label, so containers of other
+//! pods are never looked at or touched), executes the one kill decided per pass ([`super::kill`]), and writes
+//! the request's status with its `resourceVersion` (a conflict means a newer request: decide again). While a
+//! request is being worked on it is looked at again every second (the runtime sends no events).
+
+use kruise_runtime::actions::{is_conflict, is_not_found};
+use kruise_runtime::harness::object_key;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps::v1beta1::{
+    ContainerRecreateRequest, ContainerRecreateRequestContainerRecreateState as RecreateState,
+};
+use kruise_api::keys::crr as keys;
+use kruise_lifecycle::container_recreate::daemon::{Decision, Step, before_manage, decide, pick};
+use kruise_lifecycle::container_recreate::runtime_view::PodView;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector::Store;
+use kube::runtime::watcher;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+use tokio::sync::OnceCell;
+
+use super::kill::kill_container;
+use super::metrics::DaemonMetrics;
+use kruise_runtime::cri::view::pod_view;
+use kruise_runtime::cri::{CriClient, CriError, labels};
+use kruise_runtime::shutdown::Shutdown;
+
+/// How often a request being worked on is looked at again.
+pub const POLL: Duration = Duration::from_secs(1);
+
+/// Why one pass failed (retried after a second).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CrrWorkerError {
+    /// The runtime could not be asked.
+    #[error("ContainerRecreateRequest {crr}: {source}")]
+    Runtime {
+        /// `namespace/name`.
+        crr: String,
+        /// The failure.
+        #[source]
+        source: CriError,
+    },
+    /// A status write failed.
+    #[error("ContainerRecreateRequest {crr}: writing status: {source}")]
+    Kube {
+        /// `namespace/name`.
+        crr: String,
+        /// The failure.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+struct Context {
+    client: Client,
+    cri: CriClient,
+    node: String,
+    store: Store<ContainerRecreateRequest>,
+    runtime_name: OnceCell<String>,
+    pod_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    metrics: DaemonMetrics,
+}
+
+/// The label selector of the requests a daemon on `node` works on.
+#[must_use]
+pub fn selector(node: &str) -> String {
+    format!(
+        "{}={node},{}=true",
+        keys::NODE_NAME_LABEL,
+        keys::ACTIVE_LABEL
+    )
+}
+
+/// Runs the worker until `shutdown`.
+pub async fn run(
+    client: Client,
+    cri: CriClient,
+    node: String,
+    metrics: DaemonMetrics,
+    shutdown: Shutdown,
+) {
+    let api: Api<ContainerRecreateRequest> = Api::all(client.clone());
+    let config = watcher::Config::default().labels(&selector(&node));
+    let controller = Controller::new(api, config);
+    let context = Arc::new(Context {
+        client,
+        cri,
+        node,
+        store: controller.store(),
+        runtime_name: OnceCell::new(),
+        pod_locks: Mutex::new(HashMap::new()),
+        metrics,
+    });
+    tracing::info!(node = %context.node, selector = %selector(&context.node), "watching ContainerRecreateRequests");
+    controller
+        .graceful_shutdown_on(shutdown.wait())
+        .run(reconcile, on_error, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "ContainerRecreateRequest pass failed");
+            }
+        })
+        .await;
+}
+
+fn pod_uid(crr: &ContainerRecreateRequest) -> String {
+    crr.labels()
+        .get(keys::POD_UID_LABEL)
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run expects
+fn on_error(
+    crr: Arc<ContainerRecreateRequest>,
+    error: &CrrWorkerError,
+    context: Arc<Context>,
+) -> Action {
+    context.metrics.crr_pass(false);
+    tracing::warn!(crr = %object_key(crr.as_ref()), %error, "retrying in 1s");
+    Action::requeue(POLL)
+}
+
+async fn reconcile(
+    trigger: Arc<ContainerRecreateRequest>,
+    context: Arc<Context>,
+) -> Result<Action, CrrWorkerError> {
+    let uid = pod_uid(&trigger);
+    if uid.is_empty() {
+        return Ok(Action::await_change());
+    }
+    let lock = {
+        let mut locks = context
+            .pod_locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(locks.entry(uid.clone()).or_default())
+    };
+    let _held = lock.lock().await;
+    let namespace = trigger.namespace().unwrap_or_default();
+    let requests: Vec<Arc<ContainerRecreateRequest>> = context
+        .store
+        .state()
+        .into_iter()
+        .filter(|crr| pod_uid(crr) == uid && crr.namespace().as_deref() == Some(namespace.as_str()))
+        .collect();
+    let refs: Vec<&ContainerRecreateRequest> = requests.iter().map(AsRef::as_ref).collect();
+    let chosen = pick(&refs);
+    for index in &chosen.to_pending {
+        if let Some(crr) = refs.get(*index) {
+            write_status(&context, crr, json!({"phase": "Pending"})).await?;
+        }
+    }
+    let Some(crr) = chosen.picked.and_then(|index| refs.get(index)).copied() else {
+        context
+            .pod_locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&uid);
+        return Ok(Action::await_change());
+    };
+    let action = sync(&context, crr).await;
+    context.metrics.crr_pass(action.is_ok());
+    action
+}
+
+async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Action, CrrWorkerError> {
+    match before_manage(crr, Timestamp::now()) {
+        Step::StartRecreating => {
+            tracing::info!(crr = %object_key(crr), "recreating containers");
+            write_status(context, crr, json!({"phase": "Recreating"})).await?;
+            return Ok(Action::requeue(Duration::from_millis(100)));
+        }
+        Step::WaitForUnreadyAcquired => return Ok(Action::requeue(POLL)),
+        Step::WaitForGrace(wait) => return Ok(Action::requeue(wait.min(Duration::from_secs(60)))),
+        Step::Complete(message) => {
+            complete(context, crr, &message).await?;
+            return Ok(Action::await_change());
+        }
+        Step::Manage => {}
+    }
+    let runtime = |source| CrrWorkerError::Runtime {
+        crr: object_key(crr),
+        source,
+    };
+    let view = observe(context, &pod_uid(crr)).await.map_err(runtime)?;
+    let mut kill_errors = BTreeMap::new();
+    loop {
+        match decide(crr, &view, &kill_errors, Timestamp::now()) {
+            Decision::Complete(message) => {
+                complete(context, crr, &message).await?;
+                return Ok(Action::await_change());
+            }
+            Decision::Patch(states) => {
+                write_states(context, crr, &states).await?;
+                return Ok(Action::requeue(POLL));
+            }
+            Decision::Wait(after) => return Ok(Action::requeue(after.unwrap_or(POLL).min(POLL))),
+            Decision::Kill {
+                name,
+                container_id,
+                states_if_killed,
+            } => {
+                let host = host_address(crr);
+                match kill_container(&context.cri, crr, &name, &container_id, &host).await {
+                    Ok(()) => {
+                        context.metrics.kill(true);
+                        tracing::info!(crr = %object_key(crr), container = %name, id = %container_id, "killed container");
+                        write_states(context, crr, &states_if_killed).await?;
+                        return Ok(Action::requeue(POLL));
+                    }
+                    Err(error) => {
+                        context.metrics.kill(false);
+                        tracing::warn!(crr = %object_key(crr), container = %name, %error, "killing the container failed");
+                        kill_errors.insert(name, error);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where a preStop HTTP or TCP hook connects when it names no host: the pods of this daemon's node run in
+/// its network (the loopback address).
+fn host_address(_crr: &ContainerRecreateRequest) -> String {
+    "127.0.0.1".to_owned()
+}
+
+async fn observe(context: &Context, uid: &str) -> Result<PodView, CriError> {
+    let runtime = context
+        .runtime_name
+        .get_or_try_init(|| async { context.cri.version().await.map(|v| v.runtime_name) })
+        .await?
+        .clone();
+    let containers = context.cri.list_containers(labels::pod_filter(uid)).await?;
+    let mut statuses = HashMap::new();
+    for container in &containers {
+        match context.cri.container_status(&container.id).await {
+            Ok(status) => {
+                statuses.insert(container.id.clone(), status);
+            }
+            Err(error) if error.is_not_found() => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(pod_view(&runtime, &containers, &statuses))
+}
+
+async fn write_states(
+    context: &Context,
+    crr: &ContainerRecreateRequest,
+    states: &[RecreateState],
+) -> Result<(), CrrWorkerError> {
+    write_status(context, crr, json!({"containerRecreateStates": states})).await
+}
+
+async fn complete(
+    context: &Context,
+    crr: &ContainerRecreateRequest,
+    message: &str,
+) -> Result<(), CrrWorkerError> {
+    let now = Time(
+        Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now()),
+    );
+    tracing::info!(crr = %object_key(crr), message, "completed");
+    write_status(
+        context,
+        crr,
+        json!({"phase": "Completed", "completionTime": now, "message": message}),
+    )
+    .await
+}
+
+/// A merge patch of the status guarded by the request's `resourceVersion`.
+async fn write_status(
+    context: &Context,
+    crr: &ContainerRecreateRequest,
+    status: serde_json::Value,
+) -> Result<(), CrrWorkerError> {
+    let api: Api<ContainerRecreateRequest> =
+        Api::namespaced(context.client.clone(), &crr.namespace().unwrap_or_default());
+    let patch = json!({
+        "metadata": {"resourceVersion": crr.resource_version()},
+        "status": status,
+    });
+    match api
+        .patch_status(
+            &crr.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        // A newer version exists (or it is gone): the watch brings it and the next pass decides again.
+        Err(error) if is_conflict(&error) || is_not_found(&error) => Ok(()),
+        Err(source) => Err(CrrWorkerError::Kube {
+            crr: object_key(crr),
+            source,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_selector_names_the_node_and_active_requests() {
+        assert_eq!(
+            selector("node-1"),
+            "crr.apps.kruise.io/node-name=node-1,crr.apps.kruise.io/active=true"
+        );
+    }
+}

@@ -1,0 +1,232 @@
+//! kruise-daemon: the node agent, one per node (`--node-name`). It talks CRI v1 to the node's container
+//! runtime over a unix socket (`--cri-endpoint`) and watches only what concerns its node:
+//!
+//! * [`crr`]: the ContainerRecreateRequests labelled with its node (and still active): recreates the named
+//!   containers of their pods ([`kill`]); the containers of pods that are not the subject of a request are
+//!   never touched;
+//! * [`image_puller`]: its NodeImage (named after the node): pulls the images and tags it lists through
+//!   the CRI ImageService (pull secrets, timeout, backoff) and reports each tag's status;
+//! * [`metrics`] and the HTTP endpoints `/healthz` (the runtime answers `Version`), `/readyz` and
+//!   `/metrics` on `--health-bind-address`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use kruise_daemon::{Daemon, DaemonOptions};
+//! use kruise_runtime::shutdown;
+//!
+//! let options = DaemonOptions { node_name: "node-0".into(), ..DaemonOptions::default() };
+//! let (trigger, signal) = shutdown::channel();
+//! let client = kube::Client::try_default().await?;
+//! Daemon::new(options)?.run(client, signal).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod crr;
+pub mod image_puller;
+pub mod kill;
+pub mod metrics;
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+use self::metrics::DaemonMetrics;
+use kruise_runtime::cri::{CriClient, CriError};
+use kruise_runtime::shutdown::Shutdown;
+
+/// The daemon's settings (also its command-line flags).
+#[derive(Clone, Debug, clap::Args)]
+pub struct DaemonOptions {
+    /// The node this daemon runs on (its requests and NodeImage).
+    #[arg(long)]
+    pub node_name: String,
+    /// The CRI v1 endpoint of the node's runtime.
+    #[arg(long, default_value = "unix:///run/containerd/containerd.sock")]
+    pub cri_endpoint: String,
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (upstream's daemon uses port 10221).
+    #[arg(long, default_value = "0.0.0.0:10221")]
+    pub health_bind_address: SocketAddr,
+}
+
+impl Default for DaemonOptions {
+    fn default() -> Self {
+        Self {
+            node_name: String::new(),
+            cri_endpoint: "unix:///run/containerd/containerd.sock".into(),
+            health_bind_address: SocketAddr::from(([0, 0, 0, 0], 10221)),
+        }
+    }
+}
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DaemonError {
+    /// `--node-name` is empty.
+    #[error("--node-name: a node name is required")]
+    NoNodeName,
+    /// The CRI endpoint is not a unix socket.
+    #[error(transparent)]
+    Endpoint(#[from] CriError),
+    /// The health address could not be bound.
+    #[error("binding {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// kruise-daemon with its options.
+#[derive(Debug)]
+pub struct Daemon {
+    options: DaemonOptions,
+    cri: CriClient,
+    metrics: DaemonMetrics,
+}
+
+impl Daemon {
+    /// A daemon for `options` (the runtime is connected on first use).
+    ///
+    /// # Errors
+    /// No node name, or an endpoint that is not a unix socket.
+    pub fn new(options: DaemonOptions) -> Result<Self, DaemonError> {
+        if options.node_name.is_empty() {
+            return Err(DaemonError::NoNodeName);
+        }
+        let cri = CriClient::connect_lazy(&options.cri_endpoint)?;
+        Ok(Self {
+            options,
+            cri,
+            metrics: DaemonMetrics::new(),
+        })
+    }
+
+    /// Serves health and metrics and runs the workers until `shutdown`.
+    ///
+    /// # Errors
+    /// The health address cannot be bound.
+    pub async fn run(self, client: kube::Client, shutdown: Shutdown) -> Result<(), DaemonError> {
+        let address = self.options.health_bind_address;
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| DaemonError::Bind { address, source })?;
+        match self.cri.version().await {
+            Ok(version) => tracing::info!(
+                node = %self.options.node_name,
+                endpoint = %self.options.cri_endpoint,
+                runtime = %version.runtime_name,
+                runtime_version = %version.runtime_version,
+                api = %version.runtime_api_version,
+                "connected to the container runtime"
+            ),
+            Err(error) => tracing::warn!(%error, "the container runtime does not answer yet"),
+        }
+        let app = router(self.cri.clone(), self.metrics.clone());
+        let stopped = shutdown.clone();
+        let http = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(stopped.wait());
+            if let Err(error) = serve.await {
+                tracing::error!(%error, "the health server failed");
+            }
+        });
+        tracing::info!(%address, "serving /healthz, /readyz and /metrics");
+        let crr_worker = crr::run(
+            client.clone(),
+            self.cri.clone(),
+            self.options.node_name.clone(),
+            self.metrics.clone(),
+            shutdown.clone(),
+        );
+        let puller = image_puller::run(
+            client,
+            self.cri.clone(),
+            self.options.node_name.clone(),
+            self.metrics.clone(),
+            shutdown.clone(),
+        );
+        tokio::join!(crr_worker, puller);
+        let _ = http.await;
+        tracing::info!("kruise-daemon stopped");
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    cri: CriClient,
+    metrics: DaemonMetrics,
+}
+
+/// The HTTP routes: `/healthz` and `/readyz` (200 when the runtime answers `Version`), `/metrics`.
+pub fn router(cri: CriClient, metrics: DaemonMetrics) -> Router {
+    Router::new()
+        .route("/healthz", get(health))
+        .route("/readyz", get(health))
+        .route("/metrics", get(metrics_text))
+        .with_state(AppState { cri, metrics })
+}
+
+async fn health(State(state): State<AppState>) -> impl IntoResponse {
+    match state.cri.version().await {
+        Ok(_) => (StatusCode::OK, "ok".to_owned()),
+        Err(error) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("container runtime: {error}"),
+        ),
+    }
+}
+
+async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::{Body, to_bytes};
+    use tower::ServiceExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn health_fails_without_a_runtime_and_metrics_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let endpoint = format!("unix://{}", dir.path().join("none.sock").display());
+        let app = router(
+            CriClient::connect_lazy(&endpoint).unwrap(),
+            DaemonMetrics::new(),
+        );
+        let request = axum::http::Request::get("/healthz")
+            .body(Body::empty())
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let request = axum::http::Request::get("/metrics")
+            .body(Body::empty())
+            .unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let body = to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        assert!(String::from_utf8_lossy(&body).contains("kruise_daemon"));
+    }
+
+    #[test]
+    fn a_node_name_is_required() {
+        assert!(matches!(
+            Daemon::new(DaemonOptions::default()),
+            Err(DaemonError::NoNodeName)
+        ));
+    }
+}

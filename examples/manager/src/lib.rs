@@ -1,0 +1,453 @@
+//! kruise-manager: the process that runs the controllers and the pod webhook against a cluster.
+//!
+//! At start it serves `/healthz`, `/readyz` and `/metrics` ([`http`], [`metrics`]), installs or updates
+//! the CRDs ([`crds`]), starts the HTTPS webhooks ([`crate::webhook`]: pods, ContainerRecreateRequests,
+//! SidecarSet validation, CRD conversion) and joins the leader election ([`leader`]); with the webhook on,
+//! the CRDs convert between versions through its `/convert`. While leading it writes the
+//! MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (caBundle included) and runs the
+//! registered controllers ([`controllers`]); when leadership ends it stops them, and on SIGINT/SIGTERM it
+//! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
+//! both webhook configurations at shutdown if they still call it, so pod and SidecarSet writes are not
+//! left failing on a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
+//! execute their plans safely, [`owner_index`] the cache of owned objects by owner,
+//! [`queue_depth`] the queue depth a controller reports.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use clap::Parser;
+//! use kruise_manager::{Manager, ManagerOptions, controllers::ControllerSet};
+//! use kruise_runtime::shutdown;
+//!
+//! #[derive(Parser)]
+//! struct Cli { #[command(flatten)] options: ManagerOptions }
+//!
+//! let options = Cli::parse_from(["kruise-manager", "--webhook-url=https://127.0.0.1:9876/mutate-pod"]).options;
+//! let (trigger, signal) = shutdown::channel();
+//! trigger.on_signals();
+//! let client = kube::Client::try_default().await?;
+//! Manager::new(options, ControllerSet::new()).run(client, signal).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod advanced_cron_job;
+pub mod broadcast_job;
+pub mod cloneset;
+pub mod crds;
+pub mod crr;
+pub mod http;
+pub mod imagepull;
+pub mod leader;
+pub mod options;
+pub mod pod_readiness;
+pub mod sidecar_terminator;
+pub mod sidecarset;
+pub mod webhook;
+
+use kruise_runtime::actions::is_conflict;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use k8s_openapi::api::core::v1::Namespace;
+use kruise_api::crd::{ConversionStrategy, CrdOptions};
+use kube::api::{ObjectMeta, PostParams};
+use kube::runtime::events::Reporter;
+use kube::{Api, Client};
+use tokio::net::TcpListener;
+
+use self::controllers::ControllerSet;
+use self::http::Readiness;
+use self::leader::{ElectionError, LeaderElector, Outcome};
+use self::metrics::Metrics;
+pub use self::options::ManagerOptions;
+use crate::webhook::admission::Mutator;
+use crate::webhook::cert_secret::{self, CertSecretError};
+use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
+use crate::webhook::registration::{self, WebhookRegistration};
+use crate::webhook::server;
+use crate::webhook::sidecarset_admission::{self, SidecarSetValidator};
+use crate::webhook::sidecarset_injection::SidecarSetStores;
+use crate::webhook::tls::{self, TlsError, TlsMaterial};
+use crate::webhook::validating_configuration;
+use kruise_api::readiness_gates::GateOptions;
+use kruise_runtime::shutdown::{self, Shutdown};
+/// The runtime layer every controller here is built on (re-exported under the paths controllers use).
+pub use kruise_runtime::{actions, controllers, expectations, metrics, owner_index, queue_depth};
+
+/// Why the manager stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManagerError {
+    /// A listening address could not be bound.
+    #[error("binding {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// The failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The manager's namespace is missing or unreadable.
+    #[error("namespace {namespace}: {message}")]
+    Namespace {
+        /// The namespace.
+        namespace: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Installing the CRDs failed.
+    #[error(transparent)]
+    Crds(#[from] crds::CrdError),
+    /// The serving certificate could not be made or read.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The shared certificate Secret could not be read or written.
+    #[error(transparent)]
+    CertSecret(#[from] CertSecretError),
+    /// The election could not start.
+    #[error(transparent)]
+    Election(#[from] ElectionError),
+    /// The lease was lost; the process should exit (and be restarted) like upstream's manager.
+    #[error("lost the leader lease")]
+    LostLeadership,
+}
+
+/// kruise-manager with its options and controllers.
+pub struct Manager {
+    options: ManagerOptions,
+    controllers: ControllerSet,
+    metrics: Metrics,
+}
+
+impl Manager {
+    /// A manager that runs `controllers` while leading.
+    #[must_use]
+    pub fn new(options: ManagerOptions, controllers: ControllerSet) -> Self {
+        Self {
+            options,
+            controllers,
+            metrics: Metrics::new(),
+        }
+    }
+
+    /// The metrics the manager serves on `/metrics` (build its client with
+    /// `metrics().open_watches().layer()` so its watches are counted).
+    #[must_use]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Runs until `shutdown` (Ok) or until leadership is lost (Err).
+    ///
+    /// # Errors
+    /// See [`ManagerError`]; start-up failures are returned before anything runs.
+    pub async fn run(self, client: Client, shutdown: Shutdown) -> Result<(), ManagerError> {
+        let options = self.options;
+        let identity = options.identity();
+        let (stop, stopped) = shutdown::channel();
+        let forward = stop.clone();
+        tokio::spawn(async move {
+            shutdown.wait().await;
+            forward.trigger();
+        });
+
+        let metrics = self.metrics;
+        let mut checks = vec!["crds"];
+        if !options.no_webhook {
+            checks.push("webhook");
+        }
+        let readiness = Readiness::new(&checks);
+        let listener = bind(options.metrics_bind_address).await?;
+        tracing::info!(address = %local(&listener), "serving /healthz, /readyz and /metrics");
+        let app = http::router(metrics.clone(), readiness.clone());
+        let http_server = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(stopped.wait());
+            if let Err(error) = serve.await {
+                tracing::error!(%error, "the metrics server failed");
+            }
+        });
+        let stopped = stop.subscribe();
+        // Whatever ends this function (an error at start included) stops the servers it started.
+        let _stop_servers = StopOnDrop(stop.clone());
+
+        ensure_namespace(&client, &options.namespace, options.create_namespace).await?;
+        // The webhook (with `/convert`) serves before the CRDs point their conversion at it.
+        let (webhook_configuration, conversion) = if options.no_webhook {
+            (None, ConversionStrategy::None)
+        } else {
+            let started =
+                start_webhook(&client, &options, &metrics, &readiness, stopped.clone()).await?;
+            (
+                Some((started.configuration, started.validating)),
+                started.conversion,
+            )
+        };
+        if options.no_install_crds {
+            tracing::info!("--no-install-crds: leaving the CRDs as they are");
+        } else {
+            let crd_options = CrdOptions {
+                conversion,
+                ..CrdOptions::default()
+            };
+            crds::install(&client, &crd_options, Duration::from_secs(60)).await?;
+        }
+        readiness.set("crds", true);
+
+        let reporter = Reporter {
+            controller: "kruise-manager".into(),
+            instance: Some(identity.clone()),
+        };
+        let controllers = self.controllers;
+        let shutdown_timeout = options.shutdown_timeout;
+        let lead_client = client.clone();
+        let lead_metrics = metrics.clone();
+        let lead = move |leading: Shutdown| async move {
+            if let Some((mutating, validating)) = webhook_configuration {
+                write_webhook_configuration(&lead_client, &mutating, &leading).await;
+                write_webhook_configuration(&lead_client, &validating, &leading).await;
+            }
+            controllers
+                .run_all(
+                    lead_client,
+                    &lead_metrics,
+                    &reporter,
+                    leading,
+                    shutdown_timeout,
+                )
+                .await;
+        };
+        let outcome = if options.leader_elect {
+            let elector = LeaderElector::new(
+                client.clone(),
+                &options.namespace,
+                &options.leader_election_id,
+                &identity,
+                options.leader_timing(),
+            )?
+            .with_metrics(metrics.clone());
+            elector
+                .run(stopped.clone(), options.shutdown_timeout, lead)
+                .await
+        } else {
+            tracing::info!("--leader-elect=false: running controllers without an election");
+            metrics.set_leader(true);
+            lead(stopped.clone()).await;
+            // No controller may be registered at all: keep serving the webhook until shut down.
+            stopped.clone().wait().await;
+            Outcome::ShutDown
+        };
+        if outcome == Outcome::ShutDown
+            && let Some(url) = &options.webhook_url
+            && !options.no_webhook
+        {
+            registration::remove_if_calling::<MutatingWebhookConfiguration>(
+                &client,
+                configuration::CONFIGURATION_NAME,
+                &configuration::sibling_url(url, server::MUTATE_POD_PATH),
+            )
+            .await;
+            registration::remove_if_calling::<ValidatingWebhookConfiguration>(
+                &client,
+                validating_configuration::VALIDATING_CONFIGURATION_NAME,
+                &configuration::sibling_url(url, sidecarset_admission::VALIDATE_SIDECARSET_PATH),
+            )
+            .await;
+            if !options.no_install_crds {
+                crds::reset_conversion_if_pointing_at(&client, &options::conversion_url(url)).await;
+            }
+        }
+        stop.trigger();
+        let _ = tokio::time::timeout(Duration::from_secs(5), http_server).await;
+        match outcome {
+            Outcome::ShutDown => {
+                tracing::info!("kruise-manager stopped");
+                Ok(())
+            }
+            Outcome::LostLeadership => Err(ManagerError::LostLeadership),
+        }
+    }
+}
+
+/// Triggers the shutdown when dropped.
+struct StopOnDrop(shutdown::Trigger);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.trigger();
+    }
+}
+
+async fn bind(address: SocketAddr) -> Result<TcpListener, ManagerError> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| ManagerError::Bind { address, source })
+}
+
+fn local(listener: &TcpListener) -> String {
+    listener
+        .local_addr()
+        .map_or_else(|_| "?".to_owned(), |address| address.to_string())
+}
+
+async fn ensure_namespace(
+    client: &Client,
+    namespace: &str,
+    create: bool,
+) -> Result<(), ManagerError> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let error = |message: String| ManagerError::Namespace {
+        namespace: namespace.to_owned(),
+        message,
+    };
+    match api.get_opt(namespace).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) if create => {
+            let object = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(namespace.to_owned()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            };
+            match api.create(&PostParams::default(), &object).await {
+                Ok(_) => {
+                    tracing::info!(%namespace, "created the namespace");
+                    Ok(())
+                }
+                Err(error) if is_conflict(&error) => Ok(()),
+                Err(failure) => Err(error(failure.to_string())),
+            }
+        }
+        Ok(None) => Err(error(
+            "does not exist (create it, or pass --create-namespace)".into(),
+        )),
+        // Without permission to read namespaces, assume it exists; later calls say otherwise if not.
+        Err(kube::Error::Api(status)) if status.code == 403 => Ok(()),
+        Err(failure) => Err(error(failure.to_string())),
+    }
+}
+
+/// What a started webhook server needs written to the cluster.
+struct StartedWebhook {
+    /// The pod webhook's configuration (written while leading).
+    configuration: MutatingWebhookConfiguration,
+    /// The SidecarSet webhook's configuration (written while leading).
+    validating: ValidatingWebhookConfiguration,
+    /// The CRDs' conversion strategy pointing at `/convert`.
+    conversion: ConversionStrategy,
+}
+
+/// Makes or reads the certificate, starts the HTTPS server, and returns the configurations to write.
+async fn start_webhook(
+    client: &Client,
+    options: &ManagerOptions,
+    metrics: &Metrics,
+    readiness: &Readiness,
+    stopped: Shutdown,
+) -> Result<StartedWebhook, ManagerError> {
+    let hosts = options.webhook_hosts();
+    let material = match (
+        &options.tls_cert_file,
+        &options.tls_key_file,
+        &options.webhook_cert_secret,
+    ) {
+        (Some(cert), Some(key), _) => TlsMaterial::read(cert, key, options.tls_ca_file.as_deref())?,
+        (_, _, Some(secret)) => {
+            cert_secret::load_or_create(client, &options.namespace, secret, &hosts).await?
+        }
+        _ => TlsMaterial::generate(&hosts)?,
+    };
+    let tls = tls::server_config(&material)?;
+    let listener = bind(options.webhook_bind_address).await?;
+    tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
+    let observer_metrics = metrics.clone();
+    let gates = options.feature_gates;
+    let stores = SidecarSetStores::start(client, &options.namespace, &stopped)
+        .with_options(gates.sidecarset);
+    let validator = SidecarSetValidator::start(
+        client,
+        &options.namespace,
+        stores.sidecarset_store(),
+        gates.sidecarset.patch_pod_metadata_defaults_allowed,
+        &stopped,
+    );
+    let mutator = Mutator {
+        gates: GateOptions {
+            kruise_pod_ready_for_all_pods: options.feature_gates.kruise_pod_readiness_gate,
+        },
+        sidecarsets: Some(stores.clone()),
+    };
+    let app = server::router(
+        mutator,
+        Some(Arc::new(move |status, duration| {
+            observer_metrics.observe_webhook(status, duration);
+        })),
+    )
+    .merge(crate::crr::admission::router(client.clone()))
+    .merge(sidecarset_admission::router(validator.clone()));
+    tokio::spawn(server::serve_tls(listener, tls, app, stopped));
+    // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
+    let webhook_ready = readiness.clone();
+    tokio::spawn(async move {
+        if stores.wait_until_ready().await && validator.wait_until_ready().await {
+            webhook_ready.set("webhook", true);
+        }
+    });
+
+    let excluded = options.excluded_namespaces();
+    configuration::label_excluded_namespaces(client, &excluded).await;
+    let target = match &options.webhook_url {
+        Some(url) => ClientTarget::Url(url.clone()),
+        None => ClientTarget::Service {
+            namespace: options.namespace.clone(),
+            name: options.webhook_service_name.clone(),
+            port: options.webhook_service_port,
+        },
+    };
+    let webhook = WebhookOptions {
+        target,
+        failure_policy: options.webhook_failure_policy,
+        excluded_namespaces: excluded,
+        ..WebhookOptions::default()
+    };
+    let conversion = crds::conversion_strategy(&webhook.target, material.ca_pem.as_bytes());
+    Ok(StartedWebhook {
+        configuration: configuration::mutating_webhook_configuration(
+            &webhook,
+            material.ca_pem.as_bytes(),
+        ),
+        validating: validating_configuration::validating_webhook_configuration(
+            &webhook,
+            material.ca_pem.as_bytes(),
+        ),
+        conversion,
+    })
+}
+
+/// Writes a webhook configuration, retrying every 5 s until it works or leading ends.
+async fn write_webhook_configuration<K: WebhookRegistration>(
+    client: &Client,
+    configuration: &K,
+    leading: &Shutdown,
+) {
+    let kind = K::kind(&());
+    let name = configuration.meta().name.clone().unwrap_or_default();
+    loop {
+        match registration::apply(client, configuration).await {
+            Ok(()) => {
+                tracing::info!(%kind, %name, "wrote the webhook configuration");
+                return;
+            }
+            Err(error) => {
+                tracing::error!(%kind, %name, %error, "writing the webhook configuration failed; retrying in 5s");
+            }
+        }
+        tokio::select! {
+            () = leading.clone().wait() => return,
+            () = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! The flags of kruise-manager.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::leader::LeaderTiming;
+use crate::webhook::configuration::FailurePolicy;
+use kruise_runtime::duration::parse_duration;
+use kruise_runtime::logging::LogFormat;
+
+/// Everything kruise-manager can be told.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ManagerOptions {
+    /// The manager's namespace (Lease, Events, certificate Secret, webhook Service); `POD_NAMESPACE` in a
+    /// pod.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "kruise-system")]
+    pub namespace: String,
+    /// Create the namespace if it does not exist (handy on a fresh local control plane).
+    #[arg(long)]
+    pub create_namespace: bool,
+    /// This instance's name in the leader election; default: `POD_NAME`, else `<hostname>_<pid>`.
+    #[arg(long, env = "POD_NAME")]
+    pub identity: Option<String>,
+    /// Do not install or update the CRDs at start.
+    #[arg(long)]
+    pub no_install_crds: bool,
+    /// Take part in leader election (only the leader runs controllers). `--leader-elect=false` runs them
+    /// at once.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+    /// The name of the Lease.
+    #[arg(long, default_value = "kruise-manager")]
+    pub leader_election_id: String,
+    /// How long a lease is valid; a standby takes over this long after the leader stops renewing.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub lease_duration: Duration,
+    /// How long the leader tries to renew before it stops leading.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub renew_deadline: Duration,
+    /// Time between election attempts.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub retry_period: Duration,
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (plain HTTP).
+    #[arg(long, default_value = "0.0.0.0:8080")]
+    pub metrics_bind_address: SocketAddr,
+    /// Do not serve the pod webhook (and do not write its configuration).
+    #[arg(long)]
+    pub no_webhook: bool,
+    /// Where the webhook is served (HTTPS).
+    #[arg(long, default_value = "0.0.0.0:9876")]
+    pub webhook_bind_address: SocketAddr,
+    /// Send reviews to this URL (a manager outside the cluster, e.g.
+    /// `https://127.0.0.1:9876/mutate-pod`) instead of the webhook Service.
+    #[arg(long)]
+    pub webhook_url: Option<String>,
+    /// The webhook Service (in `--namespace`).
+    #[arg(long, default_value = "kruise-rs-webhook-service")]
+    pub webhook_service_name: String,
+    /// The webhook Service's port.
+    #[arg(long, default_value_t = 443)]
+    pub webhook_service_port: i32,
+    /// Host names (or IPs) the generated certificate is valid for (repeatable); default: the host of
+    /// `--webhook-url`, or the Service's DNS names.
+    #[arg(long = "webhook-host")]
+    pub webhook_hosts: Vec<String>,
+    /// What kube-apiserver does when the webhook cannot be reached.
+    #[arg(long, value_enum, default_value_t)]
+    pub webhook_failure_policy: FailurePolicy,
+    /// Namespaces whose pods never reach the webhook (repeatable); default: kube-system and
+    /// `--namespace`.
+    #[arg(long = "webhook-excluded-namespace")]
+    pub webhook_excluded_namespaces: Vec<String>,
+    /// Share the generated certificate through this Secret (in `--namespace`), so every replica serves
+    /// the same one. Without it, each instance generates its own.
+    #[arg(long)]
+    pub webhook_cert_secret: Option<String>,
+    /// Serving certificate (PEM) instead of a generated one.
+    #[arg(long, requires = "tls_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// Key of `--tls-cert-file` (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_key_file: Option<PathBuf>,
+    /// CA bundle for the webhook configuration (PEM); default: `--tls-cert-file` itself.
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_ca_file: Option<PathBuf>,
+    /// Upstream feature gates, `Name=true|false,...`. Known: `KruisePodReadinessGate` (default false:
+    /// inject `KruisePodReady` into every pod, not only Kruise-owned ones),
+    /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false).
+    #[arg(long, value_parser = parse_feature_gates, default_value = "")]
+    pub feature_gates: FeatureGates,
+    /// How long controllers get to stop at shutdown.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_timeout: Duration,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t)]
+    pub log_format: LogFormat,
+}
+
+/// The upstream feature gates the manager knows (the CloneSet controller's are
+/// `--cloneset-feature-gates`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeatureGates {
+    /// `KruisePodReadinessGate`.
+    pub kruise_pod_readiness_gate: bool,
+    /// The SidecarSet gates (`EnableSortSidecarContainerByName`,
+    /// `SidecarSetPatchPodMetadataDefaultsAllowed`), for the pod and SidecarSet webhooks.
+    pub sidecarset: kruise_sidecar::Options,
+}
+
+/// The gate name of [`FeatureGates::kruise_pod_readiness_gate`].
+const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
+
+/// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
+///
+/// # Errors
+/// An unknown gate name or a value that is not a boolean.
+pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
+    let mut gates = FeatureGates::default();
+    for entry in kruise_api::feature_gate::gate_entries(text) {
+        let (name, value) =
+            entry.map_err(|entry| format!("feature gate {entry:?}: expected Name=true|false"))?;
+        if name == KRUISE_POD_READINESS_GATE {
+            gates.kruise_pod_readiness_gate = value;
+        } else if gates.sidecarset.set_gate(name, value).is_err() {
+            return Err(format!(
+                "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, {})",
+                kruise_sidecar::Options::GATE_NAMES.join(", ")
+            ));
+        }
+    }
+    Ok(gates)
+}
+
+impl ManagerOptions {
+    /// The election timing.
+    #[must_use]
+    pub fn leader_timing(&self) -> LeaderTiming {
+        LeaderTiming {
+            lease_duration: self.lease_duration,
+            renew_deadline: self.renew_deadline,
+            retry_period: self.retry_period,
+        }
+    }
+
+    /// The identity in the election.
+    #[must_use]
+    pub fn identity(&self) -> String {
+        self.identity
+            .clone()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| {
+                let host = hostname::get()
+                    .ok()
+                    .and_then(|name| name.into_string().ok())
+                    .unwrap_or_else(|| "kruise-manager".into());
+                format!("{host}_{}", std::process::id())
+            })
+    }
+
+    /// Namespaces excluded from the webhook.
+    #[must_use]
+    pub fn excluded_namespaces(&self) -> Vec<String> {
+        if self.webhook_excluded_namespaces.is_empty() {
+            vec!["kube-system".into(), self.namespace.clone()]
+        } else {
+            self.webhook_excluded_namespaces.clone()
+        }
+    }
+
+    /// Host names for a generated certificate.
+    #[must_use]
+    pub fn webhook_hosts(&self) -> Vec<String> {
+        if !self.webhook_hosts.is_empty() {
+            return self.webhook_hosts.clone();
+        }
+        if let Some(host) = self.webhook_url.as_deref().and_then(url_host) {
+            return vec![host];
+        }
+        let service = format!("{}.{}.svc", self.webhook_service_name, self.namespace);
+        vec![service.clone(), format!("{service}.cluster.local")]
+    }
+}
+
+/// The URL of the conversion webhook next to the pod webhook at `webhook_url`: the same scheme, host
+/// and port, path `/convert` (`https://127.0.0.1:9876/mutate-pod` -> `https://127.0.0.1:9876/convert`).
+#[must_use]
+pub fn conversion_url(webhook_url: &str) -> String {
+    crate::webhook::configuration::sibling_url(webhook_url, crate::webhook::server::CONVERT_PATH)
+}
+
+/// The host of an `https://host[:port]/path` URL (brackets of IPv6 literals removed).
+#[must_use]
+pub fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        authority.split(':').next().unwrap_or_default()
+    };
+    (!host.is_empty()).then(|| host.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        options: ManagerOptions,
+    }
+
+    fn parse(args: &[&str]) -> ManagerOptions {
+        let mut all = vec!["kruise-manager"];
+        all.extend_from_slice(args);
+        Cli::try_parse_from(all).unwrap().options
+    }
+
+    #[test]
+    fn defaults_and_derived_values() {
+        let options = parse(&["--namespace=ks", "--identity=me"]);
+        assert!(options.leader_elect);
+        assert_eq!(options.identity(), "me");
+        assert_eq!(options.excluded_namespaces(), ["kube-system", "ks"]);
+        assert_eq!(
+            options.webhook_hosts(),
+            [
+                "kruise-rs-webhook-service.ks.svc",
+                "kruise-rs-webhook-service.ks.svc.cluster.local"
+            ]
+        );
+        assert!(options.leader_timing().validate().is_ok());
+        assert_eq!(options.feature_gates, FeatureGates::default());
+    }
+
+    #[test]
+    fn local_runs() {
+        let options = parse(&[
+            "--leader-elect=false",
+            "--webhook-url=https://127.0.0.1:9443/mutate-pod",
+            "--feature-gates=KruisePodReadinessGate=true",
+            "--lease-duration=4s",
+        ]);
+        assert!(!options.leader_elect);
+        assert_eq!(options.webhook_hosts(), ["127.0.0.1"]);
+        assert!(options.feature_gates.kruise_pod_readiness_gate);
+        assert_eq!(options.lease_duration, Duration::from_secs(4));
+        assert!(options.identity().contains('_'));
+    }
+
+    #[test]
+    fn url_hosts() {
+        assert_eq!(url_host("https://[::1]:9443/x").as_deref(), Some("::1"));
+        assert_eq!(
+            url_host("https://user@example.com/x").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(url_host("example.com:1").as_deref(), Some("example.com"));
+        assert_eq!(url_host("https:///x"), None);
+    }
+
+    #[test]
+    fn conversion_urls() {
+        assert_eq!(
+            conversion_url("https://127.0.0.1:9876/mutate-pod"),
+            "https://127.0.0.1:9876/convert"
+        );
+        assert_eq!(
+            conversion_url("https://[::1]:9443/a/b?x=1"),
+            "https://[::1]:9443/convert"
+        );
+        assert_eq!(conversion_url("example.com"), "https://example.com/convert");
+    }
+
+    #[test]
+    fn bad_feature_gates() {
+        assert!(parse_feature_gates("Nope=true").is_err());
+        assert!(parse_feature_gates("KruisePodReadinessGate").is_err());
+        assert!(parse_feature_gates("KruisePodReadinessGate=yes").is_err());
+        assert_eq!(parse_feature_gates(" ").unwrap(), FeatureGates::default());
+    }
+
+    #[test]
+    fn sidecarset_gates_share_the_list() {
+        let gates = parse_feature_gates(
+            "KruisePodReadinessGate=true, SidecarSetPatchPodMetadataDefaultsAllowed=1",
+        )
+        .unwrap();
+        assert!(gates.kruise_pod_readiness_gate);
+        assert!(gates.sidecarset.patch_pod_metadata_defaults_allowed);
+        assert!(!gates.sidecarset.sort_sidecar_containers_by_name);
+        let error = parse_feature_gates("Nope=true").unwrap_err();
+        assert!(
+            error.contains("SidecarSetPatchPodMetadataDefaultsAllowed"),
+            "{error}"
+        );
+    }
+}

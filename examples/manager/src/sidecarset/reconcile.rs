@@ -1,0 +1,475 @@
+//! One reconcile of a SidecarSet: hash annotations, then [`kruise_sidecar::plan()`] over the pods it injected
+//! (from the [`InjectedPodIndex`]) and its ControllerRevisions (from a store), then the writes: revisions,
+//! status (through the `status` subresource), and the pod patches, each conditional on the
+//! `resourceVersion` the plan was made from.
+//!
+//! A pod just patched is not planned again until the watch shows the write (the update expectation): a
+//! stale cache would count it as not yet upgraded and available, and spend the `maxUnavailable` budget
+//! twice.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps::v1beta1::SidecarSet;
+use kruise_api::defaults::ApplyDefaults;
+use kruise_api::keys::sidecarset as keys;
+use kruise_inplace::Subresource;
+use kruise_sidecar::revision::{LatestRevision, RevisionPlan};
+use kruise_sidecar::{Plan, PlanInput, Reason, Step};
+use kube::api::Patch;
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::Store;
+use kube::{Api, Client, ResourceExt};
+use serde_json::json;
+
+use super::events::{EventSink, Record};
+use kruise_runtime::harness::Retry;
+
+use super::pod_index::{InjectedPodIndex, pod_key};
+use crate::actions::{self, ActionError};
+use crate::metrics::ControllerMetrics;
+
+/// How long to wait for the caches (first lists, in-flight writes).
+const CACHE_WAIT: Duration = Duration::from_millis(500);
+/// The periodic resync.
+const RESYNC: Duration = Duration::from_secs(60);
+
+/// Why a reconcile failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReconcileError {
+    /// The planner refused (bad selector, unencodable SidecarSet, unparsable pod annotation).
+    #[error("SidecarSet {sidecarset}: {source}")]
+    Plan {
+        /// The SidecarSet.
+        sidecarset: String,
+        /// The failure.
+        #[source]
+        source: kruise_sidecar::Error,
+    },
+    /// A write failed.
+    #[error(transparent)]
+    Action(#[from] ActionError),
+}
+
+impl ReconcileError {
+    /// How soon to try again.
+    #[must_use]
+    pub fn requeue_after(&self) -> Duration {
+        match self {
+            Self::Plan { .. } => Duration::from_secs(30),
+            Self::Action(error) => error.requeue_after(),
+        }
+    }
+}
+
+/// What every reconcile shares.
+pub struct Shared {
+    /// The client.
+    pub client: Client,
+    /// The pods by the SidecarSets that injected them.
+    pub pods: InjectedPodIndex,
+    /// The SidecarSets' ControllerRevisions in `revision_namespace`.
+    pub revisions: Store<ControllerRevision>,
+    /// Whether the revision store has its first list.
+    pub revisions_synced: Arc<std::sync::atomic::AtomicBool>,
+    /// Where the revisions live (the manager's namespace).
+    pub revision_namespace: String,
+    /// Events.
+    pub events: EventSink,
+    /// Metrics of this controller.
+    pub metrics: ControllerMetrics,
+    /// Pod key → the `resourceVersion` a write was planned from; cleared once the cache shows another.
+    pending: Mutex<BTreeMap<String, String>>,
+}
+
+impl Shared {
+    /// The shared state of a controller.
+    #[must_use]
+    pub fn new(
+        client: Client,
+        pods: InjectedPodIndex,
+        revisions: Store<ControllerRevision>,
+        revision_namespace: String,
+        events: EventSink,
+        metrics: ControllerMetrics,
+    ) -> Self {
+        Self {
+            client,
+            pods,
+            revisions,
+            revisions_synced: Arc::default(),
+            revision_namespace,
+            events,
+            metrics,
+            pending: Mutex::default(),
+        }
+    }
+
+    /// Whether a write to one of `pods` is not yet visible; forgets the expectations that are.
+    fn waiting_for_writes(&self, pods: &[Arc<Pod>]) -> bool {
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut waiting = false;
+        for pod in pods {
+            let key = pod_key(pod);
+            if let Some(stale) = pending.get(&key) {
+                if pod.metadata.resource_version.as_deref() == Some(stale.as_str()) {
+                    waiting = true;
+                } else {
+                    pending.remove(&key);
+                }
+            }
+        }
+        pending.retain(|key, _| self.pods.get(key).is_some());
+        waiting
+    }
+
+    fn expect_change(&self, pod: &Pod) {
+        if let Some(version) = &pod.metadata.resource_version {
+            self.pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(pod_key(pod), version.clone());
+        }
+    }
+}
+
+/// The reconcile kube-runtime's `Controller` calls.
+///
+/// # Errors
+/// See [`ReconcileError`].
+pub async fn reconcile(
+    sidecarset: Arc<SidecarSet>,
+    shared: Arc<Shared>,
+) -> Result<Action, ReconcileError> {
+    // Decide on the object as upstream's SidecarSet webhook would have stored it (this manager has none).
+    let mut defaulted = (*sidecarset).clone();
+    defaulted.apply_defaults();
+    reconcile_once(&defaulted, &shared).await
+}
+
+impl Retry for ReconcileError {
+    fn retry_after(&self) -> Duration {
+        self.requeue_after()
+    }
+}
+
+async fn reconcile_once(
+    sidecarset: &SidecarSet,
+    shared: &Shared,
+) -> Result<Action, ReconcileError> {
+    let name = sidecarset.name_any();
+    let plan_error = |source| ReconcileError::Plan {
+        sidecarset: name.clone(),
+        source,
+    };
+    let api: Api<SidecarSet> = Api::all(shared.client.clone());
+    // 1. The hash annotations (upstream's SidecarSet webhook writes them; pods record them).
+    let hashes = kruise_sidecar::hash::compute(sidecarset).map_err(plan_error)?;
+    let recorded = |key: &str| {
+        sidecarset
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(key))
+            .cloned()
+    };
+    if recorded(keys::HASH_ANNOTATION).as_deref() != Some(hashes.hash.as_str())
+        || recorded(keys::HASH_WITHOUT_IMAGE_ANNOTATION).as_deref()
+            != Some(hashes.without_image.as_str())
+    {
+        let patch = json!({"metadata": {
+        "resourceVersion": sidecarset.metadata.resource_version,
+        "annotations": {
+            keys::HASH_ANNOTATION: hashes.hash,
+            keys::HASH_WITHOUT_IMAGE_ANNOTATION: hashes.without_image,
+        }}});
+        actions::patch(&api, &name, &name, None, &Patch::Merge(&patch)).await?;
+        // The update brings the SidecarSet back with its hashes.
+        return Ok(Action::await_change());
+    }
+    if !shared.pods.is_synced()
+        || !shared
+            .revisions_synced
+            .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
+    let indexed = shared.pods.pods_of(&name);
+    if shared.waiting_for_writes(&indexed) {
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
+    // The planner borrows the stored pods (no copies: a SidecarSet may have thousands).
+    let pods = indexed;
+    let revisions: Vec<ControllerRevision> = shared
+        .revisions
+        .state()
+        .iter()
+        .filter(|revision| {
+            revision
+                .labels()
+                .get(keys::NAME_LABEL)
+                .is_some_and(|owner| *owner == name)
+        })
+        .map(|revision| (**revision).clone())
+        .collect();
+    let plan = kruise_sidecar::plan(&PlanInput {
+        sidecarset,
+        pods: &pods,
+        revisions: &revisions,
+        revision_namespace: &shared.revision_namespace,
+        now: Timestamp::now(),
+    })
+    .map_err(plan_error)?;
+
+    // 2. Revisions.
+    if let Some(collision) =
+        settle_revisions(sidecarset, &plan.revisions, &revisions, shared).await?
+    {
+        let mut status = sidecarset.status.clone().unwrap_or_default();
+        status.collision_count = Some(collision);
+        actions::replace_status(&api, sidecarset, &status).await?;
+        return Ok(Action::requeue(Duration::ZERO));
+    }
+
+    // 3. Status: replaced whole (counts back at 0 are written too), conditional on the version read.
+    if sidecarset.status.as_ref() != Some(&plan.status) {
+        actions::replace_status(&api, sidecarset, &plan.status).await?;
+    }
+
+    // 4. Pods.
+    execute(sidecarset, &plan, &pods, shared).await?;
+    Ok(match plan.step {
+        Step::Upgrade | Step::Reset if !plan.actions.is_empty() => Action::requeue(CACHE_WAIT),
+        _ => Action::requeue(RESYNC),
+    })
+}
+
+/// Creates, rolls back, labels and truncates the revisions. Returns the new collision count when the
+/// revision's name is taken by a revision with other data.
+async fn settle_revisions(
+    sidecarset: &SidecarSet,
+    plan: &RevisionPlan,
+    existing: &[ControllerRevision],
+    shared: &Shared,
+) -> Result<Option<i32>, ReconcileError> {
+    let api: Api<ControllerRevision> =
+        Api::namespaced(shared.client.clone(), &shared.revision_namespace);
+    let name = sidecarset.name_any();
+    let object = |revision: &str| format!("{}/{revision}", shared.revision_namespace);
+    match &plan.latest {
+        LatestRevision::Reuse { .. } => {}
+        LatestRevision::Rollback {
+            name: revision,
+            number,
+        } => {
+            let patch = json!({"revision": number});
+            actions::patch(
+                &api,
+                &object(revision),
+                revision,
+                None,
+                &Patch::Merge(&patch),
+            )
+            .await?;
+        }
+        LatestRevision::Create(revision) => match actions::create(&api, revision).await {
+            Ok(_) => shared.events.record(
+                sidecarset,
+                Record::normal(
+                    "CreateRevision",
+                    format!("created ControllerRevision {}", revision.name_any()),
+                ),
+            ),
+            Err(ActionError::Conflict { .. }) => {
+                let found = api
+                    .get_opt(&revision.name_any())
+                    .await
+                    .map_err(|error| ActionError::from_kube(object(&revision.name_any()), error))?;
+                let same = found
+                    .as_ref()
+                    .is_some_and(|found| found.data == revision.data);
+                if !same {
+                    let count = sidecarset
+                        .status
+                        .as_ref()
+                        .and_then(|status| status.collision_count)
+                        .unwrap_or(0);
+                    return Ok(Some(count.saturating_add(1)));
+                }
+            }
+            Err(other) => return Err(other.into()),
+        },
+    }
+    if let Some(version) = &plan.custom_version_label {
+        let latest = plan.latest.name();
+        let patch = json!({"metadata": {"labels": {keys::CUSTOM_VERSION_LABEL: version}}});
+        actions::patch(&api, &object(latest), latest, None, &Patch::Merge(&patch)).await?;
+    }
+    for doomed in &plan.delete {
+        if let Some(revision) = existing.iter().find(|r| r.name_any() == *doomed) {
+            actions::delete(&api, revision).await?;
+        }
+    }
+    if plan.over_limit > 0 {
+        tracing::warn!(
+            sidecarset = %name,
+            over = plan.over_limit,
+            "revision history over the limit: the remaining revisions are in use"
+        );
+    }
+    Ok(None)
+}
+
+/// Sends each action's writes (the first one tests the planned `resourceVersion`), records Events.
+async fn execute(
+    sidecarset: &SidecarSet,
+    plan: &Plan,
+    pods: &[Arc<Pod>],
+    shared: &Shared,
+) -> Result<(), ReconcileError> {
+    let mut first_error = None;
+    for action in &plan.actions {
+        let Some(pod) = pods.get(action.pod) else {
+            continue;
+        };
+        let namespace = pod.namespace().unwrap_or_default();
+        let api: Api<Pod> = Api::namespaced(shared.client.clone(), &namespace);
+        let key = pod_key(pod);
+        let mut result = Ok(());
+        for write in &action.outcome.writes {
+            let subresource = match write.subresource {
+                Subresource::Pod => None,
+                Subresource::Status => Some("status"),
+                Subresource::Resize => Some("resize"),
+            };
+            let sent = actions::patch(
+                &api,
+                &key,
+                &pod.name_any(),
+                subresource,
+                &Patch::Json::<()>(write.patch.clone()),
+            )
+            .await;
+            if let Err(error) = sent {
+                result = Err(conflict_on_failed_test(error));
+                break;
+            }
+        }
+        match result {
+            Ok(()) => {
+                if !action.outcome.writes.is_empty() {
+                    shared.expect_change(pod);
+                }
+                shared
+                    .events
+                    .record(sidecarset, Record::for_action(action.reason, &key));
+            }
+            Err(error) => {
+                shared.events.record(
+                    sidecarset,
+                    Record::warning(
+                        "FailedUpdatePod",
+                        format!("failed to {} pod {key}: {error}", action.reason.name()),
+                    ),
+                );
+                if first_error.is_none() {
+                    first_error = Some(error);
+                }
+            }
+        }
+    }
+    match first_error {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
+}
+
+/// A JSON patch whose `test` failed comes back as 422 without causes: the pod changed, like a 409.
+fn conflict_on_failed_test(error: ActionError) -> ActionError {
+    match error {
+        ActionError::Api {
+            object,
+            source: kube::Error::Api(status),
+        } if status.code == 422 && status.details.as_ref().is_none_or(|d| d.causes.is_empty()) => {
+            ActionError::Conflict { object }
+        }
+        other => other,
+    }
+}
+
+impl Record {
+    /// The Event of a successful pod action.
+    #[must_use]
+    pub fn for_action(reason: Reason, pod: &str) -> Self {
+        match reason {
+            Reason::Upgrade => Self::normal(
+                "UpgradeSidecars",
+                format!("upgraded the sidecars of pod {pod} in place"),
+            ),
+            Reason::ResetHotUpgrade => Self::normal(
+                "ResetHotUpgradeContainer",
+                format!("reset the idle hot-upgrade container of pod {pod} to the empty image"),
+            ),
+            Reason::NotUpgradable => Self::warning(
+                "NotUpgradable",
+                format!(
+                    "pod {pod} cannot be upgraded in place (a field other than an image changed): SidecarSetUpgradable=False"
+                ),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::core::Status;
+
+    use super::*;
+
+    fn api_error(code: u16) -> ActionError {
+        ActionError::from_kube(
+            "ns/p".into(),
+            kube::Error::Api(
+                Status::failure("the test failed", "Invalid")
+                    .with_code(code)
+                    .boxed(),
+            ),
+        )
+    }
+
+    #[test]
+    fn a_failed_test_op_is_a_conflict() {
+        assert!(matches!(
+            conflict_on_failed_test(api_error(422)),
+            ActionError::Conflict { .. }
+        ));
+        assert!(matches!(
+            conflict_on_failed_test(api_error(409)),
+            ActionError::Conflict { .. }
+        ));
+        assert!(matches!(
+            conflict_on_failed_test(api_error(500)),
+            ActionError::Api { .. }
+        ));
+    }
+
+    #[test]
+    fn every_action_has_an_event() {
+        let upgrade = Record::for_action(Reason::Upgrade, "ns/p");
+        assert_eq!(
+            (upgrade.reason, upgrade.warning),
+            ("UpgradeSidecars", false)
+        );
+        assert!(upgrade.message.contains("ns/p"));
+        assert!(Record::for_action(Reason::NotUpgradable, "ns/p").warning);
+        assert_eq!(
+            Record::for_action(Reason::ResetHotUpgrade, "ns/p").reason,
+            "ResetHotUpgradeContainer"
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! Where controllers plug into kruise-manager. A controller is anything that, given a
+//! [`ControllerContext`], runs until the context's `shutdown` fires. The manager starts every registered
+//! controller when it becomes the leader and signals them to stop when it stops leading or shuts down.
+//!
+//! ```
+//! use kruise_runtime::controllers::{ControllerSet, ManagedController};
+//!
+//! let mut controllers = ControllerSet::new();
+//! controllers.register_fn("noop", |context| async move {
+//!     context.shutdown.wait().await;
+//!     Ok(())
+//! });
+//! assert_eq!(controllers.names(), ["noop"]);
+//! ```
+//!
+//! A CloneSet controller implements [`ManagedController`]: build a `kube::runtime::Controller` with the
+//! client, wrap each reconcile in `context.metrics.instrument(...)`, record Events with
+//! `kube::runtime::events::Recorder::new(context.client.clone(), context.reporter.clone())`, execute its
+//! plan with [`crate::actions`], guard against stale caches with [`crate::expectations`], read its pods
+//! through a [`crate::owner_index::OwnerIndex`] fed by the same watch (no full-store scans), and pass
+//! `context.shutdown.wait()` to `graceful_shutdown_on`.
+
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::informer::Informers;
+use kube::Client;
+use kube::runtime::events::Reporter;
+
+use crate::metrics::{ControllerMetrics, Metrics};
+use crate::shutdown::Shutdown;
+
+/// A boxed controller run.
+pub type ControllerFuture = Pin<Box<dyn Future<Output = Result<(), ControllerError>> + Send>>;
+
+/// Why a controller stopped before it was asked to.
+#[derive(Debug, thiserror::Error)]
+#[error("controller {controller}: {message}")]
+pub struct ControllerError {
+    /// The controller.
+    pub controller: String,
+    /// What happened.
+    pub message: String,
+}
+
+/// What a controller gets when it starts.
+#[derive(Clone)]
+pub struct ControllerContext {
+    /// A client for the cluster.
+    pub client: Client,
+    /// This controller's metrics (reconciles, errors, durations, queue depth).
+    pub metrics: ControllerMetrics,
+    /// The reporter to record Kubernetes Events as (`kruise-manager`, this instance's identity).
+    pub reporter: Reporter,
+    /// Fires when the controller must stop (leadership ended or the process is shutting down).
+    pub shutdown: Shutdown,
+    /// The informers every controller of this run shares: one watch and one stored copy per kind (ask
+    /// for pods with `context.informers.get::<Pod>()`, never start a pod watch of your own).
+    pub informers: Informers,
+}
+
+/// A controller the manager runs while leading.
+pub trait ManagedController: Send + Sync {
+    /// Its name (metrics label, logs).
+    fn name(&self) -> &str;
+    /// Runs it until `context.shutdown` fires.
+    fn run(&self, context: ControllerContext) -> ControllerFuture;
+}
+
+struct FnController<F> {
+    name: String,
+    run: F,
+}
+
+impl<F, Fut> ManagedController for FnController<F>
+where
+    F: Fn(ControllerContext) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<(), ControllerError>> + Send + 'static,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn run(&self, context: ControllerContext) -> ControllerFuture {
+        Box::pin((self.run)(context))
+    }
+}
+
+/// The registered controllers.
+#[derive(Clone, Default)]
+pub struct ControllerSet {
+    controllers: Vec<Arc<dyn ManagedController>>,
+}
+
+impl ControllerSet {
+    /// No controller yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a controller.
+    pub fn register(&mut self, controller: impl ManagedController + 'static) -> &mut Self {
+        self.controllers.push(Arc::new(controller));
+        self
+    }
+
+    /// Adds a controller given as a function of its context.
+    pub fn register_fn<F, Fut>(&mut self, name: &str, run: F) -> &mut Self
+    where
+        F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), ControllerError>> + Send + 'static,
+    {
+        self.register(FnController {
+            name: name.to_owned(),
+            run,
+        })
+    }
+
+    /// The names, in registration order.
+    #[must_use]
+    pub fn names(&self) -> Vec<&str> {
+        self.controllers
+            .iter()
+            .map(|controller| controller.name())
+            .collect()
+    }
+
+    /// Runs every controller until `shutdown`; a controller that fails is logged and the others go on.
+    ///
+    /// Once `shutdown` fires, the controllers get `stop_within` to finish; the ones still running then are
+    /// aborted (and named in a warning). A kube-runtime `Controller` asked to stop gracefully before its
+    /// store has finished its first list (a watch still retrying) waits for that list forever; this bound
+    /// keeps such a controller from holding the whole process.
+    pub async fn run_all(
+        &self,
+        client: Client,
+        metrics: &Metrics,
+        reporter: &Reporter,
+        shutdown: Shutdown,
+        stop_within: Duration,
+    ) {
+        let mut tasks = tokio::task::JoinSet::new();
+        let mut running = BTreeSet::new();
+        // One set of informers per run (leadership term): their watches stop when the run ends.
+        let informers = Informers::new(client.clone());
+        for controller in &self.controllers {
+            let context = ControllerContext {
+                client: client.clone(),
+                metrics: metrics.controller(controller.name()),
+                reporter: reporter.clone(),
+                shutdown: shutdown.clone(),
+                informers: informers.clone(),
+            };
+            let name = controller.name().to_owned();
+            let run = controller.run(context);
+            tracing::info!(controller = %name, "starting controller");
+            running.insert(name.clone());
+            tasks.spawn(async move { (name, run.await) });
+        }
+        let deadline = async {
+            shutdown.wait().await;
+            tokio::time::sleep(stop_within).await;
+        };
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                joined = tasks.join_next() => match joined {
+                    None => break,
+                    Some(Ok((name, outcome))) => {
+                        running.remove(&name);
+                        match outcome {
+                            Ok(()) => tracing::info!(controller = %name, "controller stopped"),
+                            Err(error) => {
+                                tracing::error!(controller = %name, %error, "controller failed");
+                            }
+                        }
+                    }
+                    Some(Err(error)) => {
+                        tracing::error!(%error, "controller task panicked or was cancelled");
+                    }
+                },
+                () = &mut deadline => {
+                    for name in &running {
+                        tracing::warn!(
+                            controller = %name,
+                            timeout = ?stop_within,
+                            "controller did not stop in time; aborting it"
+                        );
+                    }
+                    tasks.shutdown().await;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A controller that never looks at its shutdown signal (as a kube-runtime `Controller` whose store
+    /// never became ready): `run_all` must still return once the grace period after shutdown is over.
+    #[tokio::test]
+    async fn controllers_that_ignore_shutdown_are_aborted_after_the_grace_period() {
+        let mut controllers = ControllerSet::new();
+        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+        controllers.register_fn("stuck", |_context| async {
+            std::future::pending::<()>().await;
+            Ok(())
+        });
+        let stopped_tx = std::sync::Mutex::new(Some(stopped_tx));
+        controllers.register_fn("polite", move |context| {
+            let stopped_tx = stopped_tx.lock().ok().and_then(|mut tx| tx.take());
+            async move {
+                context.shutdown.wait().await;
+                if let Some(tx) = stopped_tx {
+                    let _ = tx.send(());
+                }
+                Ok(())
+            }
+        });
+        let client = kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:9".parse().expect("a valid URL"),
+        ))
+        .expect("a client needs no connection");
+        let (trigger, shutdown) = crate::shutdown::channel();
+        let metrics = Metrics::new();
+        let reporter = Reporter {
+            controller: "test".into(),
+            instance: None,
+        };
+        let run = controllers.run_all(
+            client,
+            &metrics,
+            &reporter,
+            shutdown,
+            Duration::from_millis(200),
+        );
+        trigger.trigger();
+        let finished = tokio::time::timeout(Duration::from_secs(30), run).await;
+        assert!(
+            finished.is_ok(),
+            "run_all waited for a controller that never stops"
+        );
+        assert!(
+            stopped_rx.await.is_ok(),
+            "the polite controller saw the shutdown"
+        );
+    }
+}

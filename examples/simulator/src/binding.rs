@@ -1,0 +1,203 @@
+//! Which simulated node a pending pod is bound to: round-robin or least-loaded, never past a node's pod
+//! capacity. The placement book-keeping is plain state fed by the caller (sans-IO): what the watch says is
+//! bound where, what was just reserved, what went away.
+//!
+//! ```
+//! use kruise_simulator::binding::{Placement, Strategy};
+//!
+//! let mut placement = Placement::new(Strategy::LeastLoaded, vec!["node-0".into(), "node-1".into()], 10);
+//! placement.observe("default/busy-1", "node-0");
+//! assert_eq!(placement.reserve("default/new"), Some("node-1".to_owned()));
+//! placement.forget("default/busy-1");
+//! assert_eq!(placement.load("node-0"), 0);
+//! ```
+
+use std::collections::HashMap;
+
+/// How a node is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Strategy {
+    /// Nodes in turn, skipping full ones.
+    #[default]
+    RoundRobin,
+    /// The node with the fewest pods; ties go to the first in node order.
+    LeastLoaded,
+}
+
+/// Where pods are placed, per node.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    strategy: Strategy,
+    nodes: Vec<String>,
+    max_pods: usize,
+    loads: Vec<usize>,
+    placed: HashMap<String, usize>,
+    cursor: usize,
+}
+
+impl Placement {
+    /// No pod placed yet on `nodes`, each holding at most `max_pods` pods.
+    #[must_use]
+    pub fn new(strategy: Strategy, nodes: Vec<String>, max_pods: usize) -> Self {
+        let loads = vec![0; nodes.len()];
+        Self {
+            strategy,
+            nodes,
+            max_pods,
+            loads,
+            placed: HashMap::new(),
+            cursor: 0,
+        }
+    }
+
+    /// The node names, in order.
+    #[must_use]
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// Whether `node` is one of ours.
+    #[must_use]
+    pub fn owns(&self, node: &str) -> bool {
+        self.index(node).is_some()
+    }
+
+    /// Pods currently placed on `node`.
+    #[must_use]
+    pub fn load(&self, node: &str) -> usize {
+        self.index(node)
+            .and_then(|index| self.loads.get(index).copied())
+            .unwrap_or_default()
+    }
+
+    /// Chooses a node for the pod `key` and counts it there; `None` when every node is full. A pod already
+    /// placed keeps its node.
+    pub fn reserve(&mut self, key: &str) -> Option<String> {
+        if let Some(node) = self
+            .placed
+            .get(key)
+            .and_then(|&index| self.nodes.get(index))
+        {
+            return Some(node.clone());
+        }
+        let index = match self.strategy {
+            Strategy::RoundRobin => self.next_round_robin()?,
+            Strategy::LeastLoaded => self.least_loaded()?,
+        };
+        self.place(key, index);
+        self.nodes.get(index).cloned()
+    }
+
+    /// Records that the pod `key` is bound to `node` (from the watch). Nodes that are not ours are ignored,
+    /// and a pod seen on another node than reserved moves there.
+    pub fn observe(&mut self, key: &str, node: &str) {
+        match self.index(node) {
+            Some(index) if self.placed.get(key) != Some(&index) => {
+                self.forget(key);
+                self.place(key, index);
+            }
+            Some(_) => {}
+            None => self.forget(key),
+        }
+    }
+
+    /// The pod `key` is gone (deleted, or its binding failed): free its place.
+    pub fn forget(&mut self, key: &str) {
+        if let Some(index) = self.placed.remove(key)
+            && let Some(load) = self.loads.get_mut(index)
+        {
+            *load = load.saturating_sub(1);
+        }
+    }
+
+    fn place(&mut self, key: &str, index: usize) {
+        self.placed.insert(key.to_owned(), index);
+        if let Some(load) = self.loads.get_mut(index) {
+            *load += 1;
+        }
+    }
+
+    fn has_room(&self, index: usize) -> bool {
+        self.loads
+            .get(index)
+            .is_some_and(|&load| load < self.max_pods)
+    }
+
+    fn next_round_robin(&mut self) -> Option<usize> {
+        let count = self.nodes.len();
+        (0..count)
+            .map(|step| (self.cursor + step) % count)
+            .find(|&index| self.has_room(index))
+            .inspect(|&index| self.cursor = (index + 1) % count)
+    }
+
+    fn least_loaded(&self) -> Option<usize> {
+        (0..self.nodes.len())
+            .filter(|&index| self.has_room(index))
+            .min_by_key(|&index| (self.loads.get(index).copied().unwrap_or_default(), index))
+    }
+
+    fn index(&self, node: &str) -> Option<usize> {
+        self.nodes.iter().position(|name| name == node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes(count: usize) -> Vec<String> {
+        (0..count).map(|index| format!("node-{index}")).collect()
+    }
+
+    #[test]
+    fn round_robin_takes_nodes_in_turn_and_skips_full_ones() {
+        let mut placement = Placement::new(Strategy::RoundRobin, nodes(3), 2);
+        let chosen: Vec<_> = (0..6)
+            .map(|pod| placement.reserve(&format!("p{pod}")).unwrap())
+            .collect();
+        assert_eq!(
+            chosen,
+            ["node-0", "node-1", "node-2", "node-0", "node-1", "node-2"]
+        );
+        assert_eq!(placement.reserve("p6"), None, "all nodes full");
+        placement.forget("p4");
+        assert_eq!(placement.reserve("p7").as_deref(), Some("node-1"));
+    }
+
+    #[test]
+    fn least_loaded_fills_the_emptiest_node_first() {
+        let mut placement = Placement::new(Strategy::LeastLoaded, nodes(3), 10);
+        placement.observe("a", "node-0");
+        placement.observe("b", "node-0");
+        placement.observe("c", "node-2");
+        assert_eq!(placement.reserve("x").as_deref(), Some("node-1"));
+        assert_eq!(placement.reserve("y").as_deref(), Some("node-1"));
+        assert_eq!(
+            placement.reserve("z").as_deref(),
+            Some("node-2"),
+            "node-2 has the fewest pods now"
+        );
+    }
+
+    #[test]
+    fn reserving_twice_keeps_the_node_and_observing_moves_it() {
+        let mut placement = Placement::new(Strategy::RoundRobin, nodes(2), 5);
+        assert_eq!(placement.reserve("p").as_deref(), Some("node-0"));
+        assert_eq!(placement.reserve("p").as_deref(), Some("node-0"));
+        assert_eq!(placement.load("node-0"), 1);
+        placement.observe("p", "node-1");
+        assert_eq!((placement.load("node-0"), placement.load("node-1")), (0, 1));
+        placement.observe("p", "somebody-elses-node");
+        assert_eq!(placement.load("node-1"), 0);
+        assert!(!placement.owns("somebody-elses-node"));
+    }
+
+    #[test]
+    fn no_nodes_means_no_placement() {
+        let mut placement = Placement::new(Strategy::RoundRobin, Vec::new(), 5);
+        assert_eq!(placement.reserve("p"), None);
+        let mut placement = Placement::new(Strategy::LeastLoaded, Vec::new(), 5);
+        assert_eq!(placement.reserve("p"), None);
+    }
+}
