@@ -37,6 +37,7 @@ pub mod daemonset;
 pub mod image_pull;
 pub mod int_or_percent;
 pub mod partition;
+pub mod planning;
 pub mod pod_view;
 pub mod selector_string;
 pub mod sort;

@@ -18,7 +18,8 @@ use kruise_api::defaults::pod::{PodDefaultsOptions, apply_pod_spec_defaults};
 use kruise_inplace::calculate::RevisionRef;
 use kruise_inplace::{go_json, revision};
 use kruise_schedule::cloneset::{
-    Action, ActionKind, InstanceIds, Options, Plan, PlanInput, Revisions, SeededIds, plan,
+    Action, ActionKind, Options, Plan, PlanInput, PlanRule, Revisions, SeededIds, SpecificKind,
+    plan,
 };
 use serde_json::{Value, json};
 
@@ -151,11 +152,11 @@ pub fn plan_command(args: &PlanArgs, now: Timestamp, out: &mut impl Write) -> Re
         known: &known,
     };
     let zoned = now.to_zoned(TimeZone::UTC);
-    let input = PlanInput::new(&cloneset, &owned.pods, revisions, &zoned, &options)
+    let ids = SeededIds::new(args.seed);
+    let input = PlanInput::new(&cloneset, &owned.pods, revisions, &zoned, &options, &ids)
         .with_claims(&owned.claims)
         .with_nodes(&owned.nodes);
-    let mut ids = SeededIds::new(args.seed);
-    let result = plan(&input, &mut ids as &mut dyn InstanceIds);
+    let result = plan(&input);
     let view = PlanView {
         cloneset: &cloneset,
         owned: &owned,
@@ -356,7 +357,7 @@ impl PlanView<'_> {
         };
         match &action.kind {
             ActionKind::CreateClaim { claim } => claim_pod(claim),
-            ActionKind::DeleteClaim { claim } => self
+            ActionKind::Specific(SpecificKind::DeleteClaim { claim }) => self
                 .owned
                 .claims
                 .get(*claim)
@@ -373,11 +374,12 @@ impl PlanView<'_> {
         value.insert("rule".into(), json!(action.rule.id()));
         value.insert("reason".into(), json!(action.reason()));
         match &action.kind {
-            ActionKind::CreateClaim { .. } | ActionKind::DeleteClaim { .. } => {
+            ActionKind::CreateClaim { .. }
+            | ActionKind::Specific(SpecificKind::DeleteClaim { .. }) => {
                 let claim = action.object_name(&self.owned.pods, &self.owned.claims);
                 value.insert("claim".into(), json!(claim));
             }
-            ActionKind::CreatePod { pod, batch } => {
+            ActionKind::CreatePod { pod, batch, .. } => {
                 value.insert("batch".into(), json!(batch));
                 let revision = pod.metadata.labels.as_ref().and_then(|labels| {
                     labels.get(kruise_api::keys::kubernetes::CONTROLLER_REVISION_HASH_LABEL)

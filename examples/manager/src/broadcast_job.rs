@@ -25,7 +25,7 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::BroadcastJob;
 use kruise_api::keys::broadcastjob::CONTROLLER_UID_LABEL;
 use kruise_runtime::{Change, Indexed};
-use kruise_schedule::broadcast_job::{self, Plan};
+use kruise_schedule::broadcast_job::{self, Plan, PlanInput};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
@@ -190,7 +190,7 @@ async fn reconcile_job(job: &BroadcastJob, shared: &Shared) -> Result<Action, Br
         .iter()
         .map(|node| (**node).clone())
         .collect();
-    let plan = broadcast_job::plan(job, &pods, &nodes, Timestamp::now());
+    let plan = broadcast_job::plan(&PlanInput::new(job, &pods, &nodes, Timestamp::now()));
     execute(job, &plan, shared).await?;
     Ok(plan
         .requeue_after

@@ -2,7 +2,8 @@
 //! which pods to create (one per eligible node, pinned to it) or delete, the status to write (counts, phase,
 //! conditions, start and completion times), whether to pause the job or delete it (TTL), and when to look again.
 //!
-//! One reconcile is [`plan`]. In order:
+//! One reconcile is [`plan`], of a [`PlanInput`] (the job, its pods, the nodes, `now`), the shape every planner
+//! has (see [`crate::planning`]). In order:
 //! 1. a finished job (a `Complete` or `Failed` condition, unless `completionPolicy: Never`) only waits for
 //!    `ttlSecondsAfterFinished` after its completion time, then is deleted;
 //! 2. `startTime` is set on the first reconcile, `phase` defaults to `running`;
@@ -19,7 +20,7 @@
 //! ```
 //! use k8s_openapi::api::core::v1::Node;
 //! use kruise_api::apps::v1beta1::BroadcastJob;
-//! use kruise_schedule::broadcast_job::plan;
+//! use kruise_schedule::broadcast_job::{plan, PlanInput};
 //!
 //! let job: BroadcastJob = serde_json::from_value(serde_json::json!({
 //!     "apiVersion": "apps.kruise.io/v1beta1", "kind": "BroadcastJob",
@@ -31,7 +32,8 @@
 //!     serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
 //! };
 //! let now = "2024-05-01T00:00:00Z".parse().unwrap();
-//! let plan = plan(&job, &[], &[node("b"), node("a")], now);
+//! let nodes = [node("b"), node("a")];
+//! let plan = plan(&PlanInput::new(&job, &[], &nodes, now));
 //! assert_eq!(plan.create_on, ["a"]); // parallelism 1, node name order
 //! assert_eq!(plan.status.desired, 2);
 //! assert_eq!(plan.status.active, 1);
@@ -66,6 +68,32 @@ pub struct JobEvent {
     pub reason: &'static str,
     /// Message.
     pub message: String,
+}
+
+/// Everything one BroadcastJob plan reads.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanInput<'a> {
+    /// The job.
+    pub job: &'a BroadcastJob,
+    /// The pods the job controls.
+    pub pods: &'a [Pod],
+    /// Every node of the cluster.
+    pub nodes: &'a [Node],
+    /// The time of the decision.
+    pub now: Timestamp,
+}
+
+impl<'a> PlanInput<'a> {
+    /// The input of one reconcile of `job`.
+    #[must_use]
+    pub fn new(job: &'a BroadcastJob, pods: &'a [Pod], nodes: &'a [Node], now: Timestamp) -> Self {
+        Self {
+            job,
+            pods,
+            nodes,
+            now,
+        }
+    }
 }
 
 /// What one reconcile of a BroadcastJob should do.
@@ -103,10 +131,15 @@ pub fn is_finished(job: &BroadcastJob) -> bool {
     })
 }
 
-/// Plans one reconcile: see the module documentation. `pods` are the pods the job controls; `nodes` all
-/// nodes of the cluster.
+/// Plans one reconcile of `input.job`: see the module documentation.
 #[must_use]
-pub fn plan(job: &BroadcastJob, pods: &[Pod], nodes: &[Node], now: Timestamp) -> Plan {
+pub fn plan(input: &PlanInput<'_>) -> Plan {
+    let &PlanInput {
+        job,
+        pods,
+        nodes,
+        now,
+    } = input;
     let mut status = job.status.clone().unwrap_or_default();
     let mut plan = Plan::default();
     let spec = &job.spec;

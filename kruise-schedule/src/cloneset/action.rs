@@ -1,75 +1,29 @@
-//! What a CloneSet plan asks a controller to do, each step with the rule that chose it.
+//! What a CloneSet plan asks a controller to do, each step with the rule that chose it, in the planners'
+//! shared vocabulary ([`crate::planning`]).
 
-use std::borrow::Borrow;
 use std::fmt;
-use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use k8s_openapi::jiff::Timestamp;
 use kruise_api::keys;
-use kruise_inplace::{Outcome, UpdateOptions, UpdateSpec};
-use kruise_lifecycle::{LifecycleStateType, MetadataChange, Transition};
+use kruise_lifecycle::MetadataChange;
 
-/// One thing to do. Existing pods and claims are referred to by their index in the input.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Action {
-    /// What to do.
-    pub kind: ActionKind,
-    /// Why: the rule that chose it.
-    pub rule: Rule,
-}
+use crate::planning::{self, Hook, PlanRule, SpecificAction, Target, UpdateHow};
 
-/// The write an action stands for.
+/// One thing to do, with the CloneSet [`Rule`] that chose it. Existing pods and claims are referred to by
+/// their index in the input.
+pub type Action = planning::Action<Rule, SpecificKind>;
+
+/// The write a CloneSet action stands for: the shared writes, and [`SpecificKind`] in
+/// [`planning::ActionKind::Specific`].
+pub type ActionKind = planning::ActionKind<SpecificKind>;
+
+/// The writes only the CloneSet planner makes.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum ActionKind {
-    /// Create this claim (before the pod that mounts it).
-    CreateClaim {
-        /// The claim, complete.
-        claim: Box<PersistentVolumeClaim>,
-    },
-    /// Create this pod. Creations go in slow-start batches of 1, 2, 4, … (`batch` 0, 1, 2, …): stop at the
-    /// first batch with a failure.
-    CreatePod {
-        /// The pod, complete (labels, lifecycle state, readiness gate, owner reference, claim volumes).
-        pod: Box<Pod>,
-        /// The slow-start batch.
-        batch: u32,
-    },
-    /// Delete this pod.
-    DeletePod {
-        /// Index into the input pods.
-        pod: usize,
-    },
+pub enum SpecificKind {
     /// Delete this claim (it belonged to a pod deleted by the same plan).
     DeleteClaim {
         /// Index into the input claims.
         claim: usize,
-    },
-    /// Write a lifecycle transition (status first, then metadata; see `kruise_lifecycle::Transition`).
-    Lifecycle {
-        /// Index into the input pods.
-        pod: usize,
-        /// The transition.
-        transition: Transition,
-    },
-    /// Send the writes of an in-place refresh (grace period over, next container batch, or
-    /// `InPlaceUpdateReady` back to `True`).
-    RefreshInPlace {
-        /// Index into the input pods.
-        pod: usize,
-        /// The writes, in order.
-        outcome: Box<Outcome>,
-    },
-    /// Update the pod in place to `spec.revision`, writing the lifecycle `Updating` state in the same pod
-    /// write; render the writes with [`ActionKind::in_place_outcome`].
-    UpdateInPlace {
-        /// Index into the input pods.
-        pod: usize,
-        /// What the update changes (shared by all pods moving between the same revisions).
-        spec: Arc<UpdateSpec>,
-        /// The lifecycle change written with it (shared by all pods leaving the same lifecycle state).
-        lifecycle: Arc<Transition>,
     },
     /// Set `apps.kruise.io/specified-delete: "true"` so the scale step recreates the pod (recreate update).
     MarkSpecifiedDelete {
@@ -85,40 +39,34 @@ pub enum ActionKind {
     },
 }
 
-impl ActionKind {
-    /// A short name: `createClaim`, `createPod`, `deletePod`, `deleteClaim`, `updateLifecycle`,
-    /// `refreshInPlace`, `updateInPlace`, `markSpecifiedDelete`, `fixPodTemplateHash`.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
+impl SpecificAction for SpecificKind {
+    /// `deleteClaim`, `markSpecifiedDelete` or `fixPodTemplateHash`.
+    fn name(&self) -> &'static str {
         match self {
-            Self::CreateClaim { .. } => "createClaim",
-            Self::CreatePod { .. } => "createPod",
-            Self::DeletePod { .. } => "deletePod",
             Self::DeleteClaim { .. } => "deleteClaim",
-            Self::Lifecycle { .. } => "updateLifecycle",
-            Self::RefreshInPlace { .. } => "refreshInPlace",
-            Self::UpdateInPlace { .. } => "updateInPlace",
             Self::MarkSpecifiedDelete { .. } => "markSpecifiedDelete",
             Self::FixPodTemplateHash { .. } => "fixPodTemplateHash",
         }
     }
 
-    /// The index of the existing pod acted on, if any.
-    #[must_use]
-    pub fn pod(&self) -> Option<usize> {
+    fn pod(&self) -> Option<usize> {
         match self {
-            Self::DeletePod { pod }
-            | Self::Lifecycle { pod, .. }
-            | Self::RefreshInPlace { pod, .. }
-            | Self::UpdateInPlace { pod, .. }
-            | Self::MarkSpecifiedDelete { pod }
-            | Self::FixPodTemplateHash { pod, .. } => Some(*pod),
-            Self::CreateClaim { .. } | Self::CreatePod { .. } | Self::DeleteClaim { .. } => None,
+            Self::MarkSpecifiedDelete { pod } | Self::FixPodTemplateHash { pod, .. } => Some(*pod),
+            Self::DeleteClaim { .. } => None,
         }
     }
 
+    fn claim(&self) -> Option<usize> {
+        match self {
+            Self::DeleteClaim { claim } => Some(*claim),
+            Self::MarkSpecifiedDelete { .. } | Self::FixPodTemplateHash { .. } => None,
+        }
+    }
+}
+
+impl SpecificKind {
     /// The metadata to write (strategic-merge patch with `MetadataChange::strategic_merge_patch`) for the
-    /// label-setting actions, `None` for the others.
+    /// label-setting writes, `None` for [`SpecificKind::DeleteClaim`].
     #[must_use]
     pub fn metadata_change(&self) -> Option<MetadataChange> {
         match self {
@@ -130,104 +78,17 @@ impl ActionKind {
                 MetadataChange::default()
                     .with_label(keys::kubernetes::POD_TEMPLATE_HASH_LABEL, hash.clone()),
             ),
-            _ => None,
-        }
-    }
-
-    /// The writes of an [`ActionKind::UpdateInPlace`] for `pod` (the input pod it names): the in-place patch
-    /// with the lifecycle state in the same pod write. `None` for other kinds.
-    ///
-    /// # Errors
-    /// The update spec's metadata patch cannot be applied to the pod.
-    pub fn in_place_outcome(
-        &self,
-        pod: &Pod,
-        now: Timestamp,
-        options: &UpdateOptions,
-    ) -> Option<Result<Outcome, kruise_inplace::Error>> {
-        let Self::UpdateInPlace {
-            spec, lifecycle, ..
-        } = self
-        else {
-            return None;
-        };
-        Some(kruise_inplace::apply_with(pod, spec, now, options, |pod| {
-            lifecycle.change.metadata.apply_to(pod);
-        }))
-    }
-}
-
-impl Action {
-    /// The name of the object acted on: the input pod's or claim's name, or the new object's. `pods` are
-    /// the pods the plan's indexes refer to: `PlanInput::pods`, or `PodFactsCache::pods` for a plan from a
-    /// cache.
-    #[must_use]
-    pub fn object_name<'p, P: Borrow<Pod>>(
-        &'p self,
-        pods: &'p [P],
-        claims: &'p [PersistentVolumeClaim],
-    ) -> &'p str {
-        let name = match &self.kind {
-            ActionKind::CreateClaim { claim } => claim.metadata.name.as_deref(),
-            ActionKind::CreatePod { pod, .. } => pod.metadata.name.as_deref(),
-            ActionKind::DeleteClaim { claim } => {
-                claims.get(*claim).and_then(|c| c.metadata.name.as_deref())
-            }
-            kind => kind
-                .pod()
-                .and_then(|index| pods.get(index))
-                .and_then(|pod| pod.borrow().metadata.name.as_deref()),
-        };
-        name.unwrap_or("")
-    }
-
-    /// The reason, in words: the rule, and for a deletion or update held by a hook, what holds it.
-    #[must_use]
-    pub fn reason(&self) -> String {
-        match &self.kind {
-            ActionKind::Lifecycle { transition, .. } if self.rule.is_deletion() => format!(
-                "{}; the preDelete hook holds it{}",
-                self.rule,
-                state_change(transition)
-            ),
-            ActionKind::Lifecycle { transition, .. } if self.rule.is_update() => format!(
-                "{}; the inPlaceUpdate hook holds it{}",
-                self.rule,
-                state_change(transition)
-            ),
-            _ => self.rule.to_string(),
+            Self::DeleteClaim { .. } => None,
         }
     }
 }
 
-fn state_change(transition: &Transition) -> String {
-    let name = |state: &Option<LifecycleStateType>| {
-        state
-            .as_ref()
-            .map_or_else(|| "(none)".to_owned(), |s| s.as_str().to_owned())
-    };
-    if transition.changes_state() {
-        format!(" ({} -> {})", name(&transition.from), name(&transition.to))
-    } else {
-        String::new()
-    }
-}
-
-/// Which revision something is at or moves to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// `status.currentRevision`.
-    Current,
-    /// `status.updateRevision`.
-    Update,
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Current => "current",
-            Self::Update => "update",
-        })
+impl planning::ActionKind<SpecificKind> {
+    /// The metadata to write (strategic-merge patch with `MetadataChange::strategic_merge_patch`) for the
+    /// CloneSet's label-setting writes ([`SpecificKind::metadata_change`]), `None` for the others.
+    #[must_use]
+    pub fn metadata_change(&self) -> Option<MetadataChange> {
+        self.specific().and_then(SpecificKind::metadata_change)
     }
 }
 
@@ -297,17 +158,6 @@ pub enum Rule {
     },
 }
 
-/// How an update is carried out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UpdateHow {
-    /// In place.
-    InPlace,
-    /// Recreated because the policy is `ReCreate`.
-    RecreatePolicy,
-    /// Recreated because the change cannot be made in place.
-    RecreateRequired(String),
-}
-
 impl Rule {
     fn is_deletion(&self) -> bool {
         matches!(
@@ -315,14 +165,11 @@ impl Rule {
             Self::PreDeleteReleased | Self::SpecifiedDelete { .. } | Self::ScaleDown { .. }
         )
     }
+}
 
-    fn is_update(&self) -> bool {
-        matches!(self, Self::Update { .. })
-    }
-
+impl PlanRule for Rule {
     /// A short identifier of the rule (`scale-up`, `specified-delete`, `scale-down`, `update`, …).
-    #[must_use]
-    pub fn id(&self) -> &'static str {
+    fn id(&self) -> &'static str {
         match self {
             Self::CancelDelete { .. } => "cancel-delete",
             Self::ScaleUp { .. } => "scale-up",
@@ -334,6 +181,17 @@ impl Rule {
             Self::LifecycleRefresh => "lifecycle-refresh",
             Self::MissingTemplateHash => "pod-template-hash",
             Self::Update { .. } => "update",
+        }
+    }
+
+    /// The preDelete hook for the deletions, the inPlaceUpdate hook for the update.
+    fn holding_hook(&self) -> Option<Hook> {
+        if self.is_deletion() {
+            Some(Hook::PreDelete)
+        } else if matches!(self, Self::Update { .. }) {
+            Some(Hook::InPlaceUpdate)
+        } else {
+            None
         }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn instance_ids(
     pods: &[&Pod],
     claims: &[PersistentVolumeClaim],
     reuse: bool,
-    ids: &mut dyn InstanceIds,
+    ids: &dyn InstanceIds,
 ) -> Result<Vec<(String, bool)>, Error> {
     let label = keys::cloneset::INSTANCE_ID_LABEL;
     let mut in_use: HashSet<String> = HashSet::new();

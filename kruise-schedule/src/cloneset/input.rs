@@ -1,6 +1,9 @@
 //! What the CloneSet planner reads: the CloneSet, its pods and claims, its revisions, the nodes (for the
 //! topology-spread ranker), `now`, the options, and where new instance ids come from.
 
+use std::cell::Cell;
+use std::fmt;
+
 use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Zoned;
 use kruise_api::apps::v1beta1::CloneSet;
@@ -46,8 +49,8 @@ impl<'a> Revisions<'a> {
     }
 }
 
-/// Everything one CloneSet plan reads.
-#[derive(Clone, Copy, Debug)]
+/// Everything one CloneSet plan reads, the source of new instance ids included.
+#[derive(Clone, Copy)]
 pub struct PlanInput<'a> {
     /// The CloneSet (the v1beta1 hub; convert a v1alpha1 object with `From`).
     pub cloneset: &'a CloneSet,
@@ -65,12 +68,29 @@ pub struct PlanInput<'a> {
     pub now: &'a Zoned,
     /// Gates and flags.
     pub options: &'a Options,
+    /// Where new instance ids come from (the plan's only randomness; [`SeededIds`] is deterministic).
+    pub ids: &'a dyn InstanceIds,
     /// The pods' cached facts, for a plan from a cache ([`PlanInput::from_cache`]).
     pub(crate) cache: Option<&'a PodFactsCache>,
 }
 
+impl fmt::Debug for PlanInput<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlanInput")
+            .field("cloneset", &self.cloneset)
+            .field("pods", &self.pods)
+            .field("claims", &self.claims)
+            .field("revisions", &self.revisions)
+            .field("nodes", &self.nodes)
+            .field("now", &self.now)
+            .field("options", &self.options)
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> PlanInput<'a> {
-    /// An input with no claims, no nodes and the given options.
+    /// An input with no claims, no nodes and the given options, taking new instance ids from `ids`.
     #[must_use]
     pub fn new(
         cloneset: &'a CloneSet,
@@ -78,6 +98,7 @@ impl<'a> PlanInput<'a> {
         revisions: Revisions<'a>,
         now: &'a Zoned,
         options: &'a Options,
+        ids: &'a dyn InstanceIds,
     ) -> Self {
         Self {
             cloneset,
@@ -87,6 +108,7 @@ impl<'a> PlanInput<'a> {
             nodes: &[],
             now,
             options,
+            ids,
             cache: None,
         }
     }
@@ -102,10 +124,11 @@ impl<'a> PlanInput<'a> {
         revisions: Revisions<'a>,
         now: &'a Zoned,
         options: &'a Options,
+        ids: &'a dyn InstanceIds,
     ) -> Self {
         Self {
             cache: Some(cache),
-            ..Self::new(cloneset, &[], revisions, now, options)
+            ..Self::new(cloneset, &[], revisions, now, options, ids)
         }
     }
 
@@ -122,17 +145,28 @@ impl<'a> PlanInput<'a> {
         self.nodes = nodes;
         self
     }
+
+    /// Sets the instance-id source (to plan the same input again from a fresh stream).
+    #[must_use]
+    pub fn with_ids(mut self, ids: &'a dyn InstanceIds) -> Self {
+        self.ids = ids;
+        self
+    }
 }
 
 /// Where new instance ids come from (upstream: 5 random characters of
 /// [`INSTANCE_ID_ALPHABET`]). The planner skips ids already in use by a pod or claim.
+///
+/// The source is read through a shared reference, as the [`PlanInput`] that carries it is `Copy`: a source
+/// keeps its position in its stream itself (in a `Cell`, as [`SeededIds`] does, or behind a lock), so that
+/// the next plan given the same source continues the stream.
 pub trait InstanceIds {
     /// The next candidate id.
-    fn next_id(&mut self) -> String;
+    fn next_id(&self) -> String;
 }
 
-impl<F: FnMut() -> String> InstanceIds for F {
-    fn next_id(&mut self) -> String {
+impl<F: Fn() -> String> InstanceIds for F {
+    fn next_id(&self) -> String {
         self()
     }
 }
@@ -142,14 +176,38 @@ impl<F: FnMut() -> String> InstanceIds for F {
 /// ```
 /// use kruise_schedule::cloneset::{InstanceIds, SeededIds};
 ///
-/// let mut ids = SeededIds::new(7);
+/// let ids = SeededIds::new(7);
 /// let id = ids.next_id();
 /// assert_eq!(id.len(), 5);
 /// assert_eq!(SeededIds::new(7).next_id(), id);
 /// ```
-#[derive(Clone, Debug)]
 pub struct SeededIds {
-    stream: SplitMix64,
+    stream: Cell<SplitMix64>,
+}
+
+impl SeededIds {
+    /// A copy of the stream where it stands.
+    fn position(&self) -> SplitMix64 {
+        let stream = self.stream.replace(SplitMix64::new(0));
+        self.stream.set(stream.clone());
+        stream
+    }
+}
+
+impl Clone for SeededIds {
+    fn clone(&self) -> Self {
+        Self {
+            stream: Cell::new(self.position()),
+        }
+    }
+}
+
+impl fmt::Debug for SeededIds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SeededIds")
+            .field("stream", &self.position())
+            .finish()
+    }
 }
 
 impl SeededIds {
@@ -157,15 +215,17 @@ impl SeededIds {
     #[must_use]
     pub fn new(seed: u64) -> Self {
         Self {
-            stream: SplitMix64::new(seed),
+            stream: Cell::new(SplitMix64::new(seed)),
         }
     }
 }
 
 impl InstanceIds for SeededIds {
-    fn next_id(&mut self) -> String {
+    fn next_id(&self) -> String {
         let alphabet = INSTANCE_ID_ALPHABET.as_bytes();
-        let mut value = self.stream.next_u64();
+        let mut stream = self.stream.replace(SplitMix64::new(0));
+        let mut value = stream.next_u64();
+        self.stream.set(stream);
         let mut id = String::with_capacity(5);
         for _ in 0..5 {
             let len = alphabet.len() as u64;

@@ -2,12 +2,13 @@
 //! (upstream `pkg/controller/cloneset/sync`).
 //!
 //! [`plan`] reads a [`PlanInput`] (the CloneSet, its pods and claims, the current and update revisions,
-//! nodes, `now`, [`Options`]) and an [`InstanceIds`] source, and returns a [`Plan`]: the [`Diff`] (upstream's
-//! ten numbers), the [`Action`]s of the step that acts — each with the [`Rule`] that chose it — the new
-//! status, and when to requeue. Like upstream it never scales and updates in one pass:
+//! nodes, `now`, [`Options`], and the [`InstanceIds`] source new pods take their ids from) and returns a
+//! [`Plan`]: the [`Diff`] (upstream's ten numbers), the [`Action`]s of the step that acts — each with the
+//! [`Rule`] that chose it, in the planners' shared vocabulary ([`crate::planning`]) — the new status, and when
+//! to requeue. Like upstream it never scales and updates in one pass:
 //!
 //! 1. **scale**: cancel `PreparingDelete` on scale-up; create pods (instance ids from claims left without a
-//!    pod first, then from `ids`) in slow-start batches; delete released `PreparingDelete` pods, then
+//!    pod first, then from `input.ids`) in slow-start batches; delete released `PreparingDelete` pods, then
 //!    specified pods within `deleteReadyLimit`, then scale down by the deletion ranking
 //!    ([`crate::sort::deletion`]); a preDelete hook turns a deletion into `PreparingDelete`;
 //! 2. otherwise **refresh** (in-place progress, lifecycle, `pod-template-hash`) and, if that changed no
@@ -61,12 +62,13 @@
 //! let now = "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap().to_zoned(TimeZone::UTC);
 //! let options = Options::default();
 //! let revisions = Revisions::named("web-a", "web-a");
-//! let input = PlanInput::from_cache(&cloneset, &cache, revisions, &now, &options);
-//! let planned = plan(&input, &mut SeededIds::new(1));
+//! let ids = SeededIds::new(1);
+//! let input = PlanInput::from_cache(&cloneset, &cache, revisions, &now, &options, &ids);
+//! let planned = plan(&input);
 //! assert_eq!(planned.diff.scale_down_num, 1);
 //! // Action indexes refer to the cache's pods; the plan equals the plan of those pods read cold.
 //! let pods: Vec<Pod> = cache.pods().iter().map(|pod| (**pod).clone()).collect();
-//! let cold = plan(&PlanInput::new(&cloneset, &pods, revisions, &now, &options), &mut SeededIds::new(1));
+//! let cold = plan(&PlanInput::new(&cloneset, &pods, revisions, &now, &options, &SeededIds::new(1)));
 //! assert_eq!(planned.actions, cold.actions);
 //! assert_eq!(planned.expectations(cache.pods()).deletions, cold.expectations(&pods).deletions);
 //! ```
@@ -89,12 +91,13 @@
 //! let now = "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap().to_zoned(TimeZone::UTC);
 //! let options = Options::default();
 //! let pods: Vec<Pod> = Vec::new();
-//! let input = PlanInput::new(&cloneset, &pods, Revisions::named("web-a", "web-a"), &now, &options);
-//! let plan = plan(&input, &mut SeededIds::new(1));
+//! let ids = SeededIds::new(1);
+//! let input = PlanInput::new(&cloneset, &pods, Revisions::named("web-a", "web-a"), &now, &options, &ids);
+//! let plan = plan(&input);
 //! assert_eq!(plan.step, Step::Scale);
 //! assert_eq!(plan.diff.scale_up_num, 3);
 //! let created: Vec<_> = plan.actions.iter().filter_map(|a| match &a.kind {
-//!     ActionKind::CreatePod { pod, batch } => Some((pod.metadata.name.clone().unwrap(), *batch)),
+//!     ActionKind::CreatePod { pod, batch, .. } => Some((pod.metadata.name.clone().unwrap(), *batch)),
 //!     _ => None,
 //! }).collect();
 //! assert_eq!(created.len(), 3);
@@ -116,7 +119,7 @@ mod settings;
 mod status;
 mod update;
 
-pub use action::{Action, ActionKind, Rule, Target, UpdateHow};
+pub use action::{Action, ActionKind, Rule, SpecificKind};
 pub use cache::{Applied, PodFactsCache, Synced};
 pub use create::OWNER_API_VERSION;
 pub use diff::{Diff, RevisionMatch, calculate_diffs};
@@ -125,3 +128,5 @@ pub use input::{InstanceIds, PlanInput, Revisions, SeededIds};
 pub use options::{FeatureGateError, Options};
 pub use plan::{Expectations, Plan, SkippedPod, Step, plan};
 pub use settings::IgnoredValue;
+
+pub use crate::planning::{PlanRule, Target, UpdateHow};

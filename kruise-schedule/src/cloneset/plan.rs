@@ -10,12 +10,12 @@ use kruise_api::apps::v1beta1::{CloneSetPodUpdatePolicy, CloneSetStatus};
 use kruise_inplace::{RevisionLabels, UpdateOptions};
 use kruise_lifecycle::Workload;
 
-use super::action::Action;
+use super::action::{Action, ActionKind, SpecificKind};
 use super::create;
 use super::diff::{self, Diff, RevisionMatch};
 use super::error::Error;
 use super::facts::{self, Facts, PodFacts};
-use super::input::{InstanceIds, PlanInput};
+use super::input::PlanInput;
 use super::settings::{IgnoredValue, Settings};
 use super::{scale, status, update};
 
@@ -91,11 +91,11 @@ impl Plan {
         for action in &self.actions {
             let name = action.object_name(pods, &[]).to_owned();
             match &action.kind {
-                super::ActionKind::CreatePod { .. } | super::ActionKind::CreateClaim { .. } => {
+                ActionKind::CreatePod { .. } | ActionKind::CreateClaim { .. } => {
                     expectations.creations.push(name);
                 }
-                super::ActionKind::DeletePod { .. } => expectations.deletions.push(name),
-                super::ActionKind::DeleteClaim { .. } => {}
+                ActionKind::DeletePod { .. } => expectations.deletions.push(name),
+                ActionKind::Specific(SpecificKind::DeleteClaim { .. }) => {}
                 _ => {
                     if !expectations.updates.contains(&name) {
                         expectations.updates.push(name);
@@ -195,11 +195,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Plans one reconcile of `input.cloneset`, taking new instance ids from `ids`.
+/// Plans one reconcile of `input.cloneset`, taking new instance ids from `input.ids`.
 ///
 /// See the [module documentation](super) for an example.
 #[must_use]
-pub fn plan(input: &PlanInput<'_>, ids: &mut dyn InstanceIds) -> Plan {
+pub fn plan(input: &PlanInput<'_>) -> Plan {
     let settings = Settings::of(input.cloneset, input.options);
     let now = input.now.timestamp();
     let (current, update) = (input.revisions.current, input.revisions.update);
@@ -225,7 +225,7 @@ pub fn plan(input: &PlanInput<'_>, ids: &mut dyn InstanceIds) -> Plan {
     );
     let mut requeue = Requeue::default();
     let mut skipped = Vec::new();
-    let (step, actions, failure) = match scale::scale(&ctx, &scale_diff, ids) {
+    let (step, actions, failure) = match scale::scale(&ctx, &scale_diff) {
         Ok(Some(actions)) => (Step::Scale, actions, None),
         Err(error) => (Step::Scale, Vec::new(), Some((status::FAILED_SCALE, error))),
         Ok(None) => match update::update(&ctx, &mut requeue, &mut skipped) {

@@ -6,23 +6,19 @@ use std::collections::{BTreeMap, HashMap};
 use kruise_api::keys;
 use kruise_lifecycle::DeleteDecision;
 
-use super::action::{Action, ActionKind, Rule, Target};
+use super::action::{Action, ActionKind, Rule, SpecificKind};
 use super::create;
 use super::diff::Diff;
 use super::error::Error;
 use super::facts::{PodFacts, READY, SPECIFIED, UPDATED_FOR_SCALE};
-use super::input::InstanceIds;
 use super::plan::Ctx;
+use crate::planning::Target;
 use crate::pod_view::{self, State};
 use crate::sort::deletion::DeletionKey;
 use crate::sort::{rankers, select};
 
 /// The actions of the scale step, or `None` when it changes nothing (the update step runs then).
-pub(crate) fn scale(
-    ctx: &Ctx<'_>,
-    diff: &Diff,
-    ids: &mut dyn InstanceIds,
-) -> Result<Option<Vec<Action>>, Error> {
+pub(crate) fn scale(ctx: &Ctx<'_>, diff: &Diff) -> Result<Option<Vec<Action>>, Error> {
     let pods = &ctx.facts.pods;
     let mut pre_deleting: Vec<&PodFacts> = pods
         .iter()
@@ -72,7 +68,7 @@ pub(crate) fn scale(
 
     // 2. Scale up.
     if diff.scale_up_num > 0 {
-        let actions = create_pods(ctx, diff, ids)?;
+        let actions = create_pods(ctx, diff)?;
         return Ok((!actions.is_empty()).then_some(actions));
     }
 
@@ -255,7 +251,7 @@ fn delete(
             });
             for &claim in by_id.get(id).into_iter().flatten() {
                 actions.push(Action {
-                    kind: ActionKind::DeleteClaim { claim },
+                    kind: ActionKind::Specific(SpecificKind::DeleteClaim { claim }),
                     rule: Rule::ClaimOfDeletedPod {
                         pod: pod_view::name(pod).to_owned(),
                     },
@@ -267,11 +263,7 @@ fn delete(
 }
 
 /// Creates `scaleUpLimit` pods: `scaleUpNumOldRevision` of them (at most) at the current revision.
-fn create_pods(
-    ctx: &Ctx<'_>,
-    diff: &Diff,
-    ids: &mut dyn InstanceIds,
-) -> Result<Vec<Action>, Error> {
+fn create_pods(ctx: &Ctx<'_>, diff: &Diff) -> Result<Vec<Action>, Error> {
     let count = usize::try_from(diff.scale_up_limit).unwrap_or(0);
     if count == 0 {
         return Ok(Vec::new());
@@ -288,7 +280,7 @@ fn create_pods(
         &active,
         ctx.input.claims,
         cloneset.spec.scale_strategy.enable_pvc_reuse,
-        ids,
+        ctx.input.ids,
     )?;
     let existing: std::collections::HashSet<&str> = ctx
         .input
@@ -350,6 +342,7 @@ fn create_pods(
             kind: ActionKind::CreatePod {
                 pod: Box::new(pod),
                 batch: create::batch_of(position),
+                node: None,
             },
             rule,
         });

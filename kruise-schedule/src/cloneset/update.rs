@@ -14,12 +14,13 @@ use kruise_inplace::{UpdateOptions, UpdateSpec};
 use kruise_lifecycle::{RefreshInput, Transition, UpdateGate};
 use serde_json::Value;
 
-use super::action::{Action, ActionKind, Rule, Target, UpdateHow};
+use super::action::{Action, ActionKind, Rule, SpecificKind};
 use super::diff::{self, RevisionMatch};
 use super::error::Error;
 use super::facts::{AVAILABLE, CURRENT, GRACE, NEEDS_REFRESH, NO_TEMPLATE_HASH, PodFacts, UPDATED};
 use super::order;
 use super::plan::{Ctx, Requeue, SkippedPod, Step};
+use crate::planning::{Target, UpdateHow};
 use crate::pod_view::State;
 
 type Failure = (Step, Vec<Action>, Error);
@@ -90,10 +91,10 @@ pub(crate) fn update(
             modified = true;
             let revision = ctx.facts.revision(facts);
             actions.push(Action {
-                kind: ActionKind::FixPodTemplateHash {
+                kind: ActionKind::Specific(SpecificKind::FixPodTemplateHash {
                     pod: facts.index,
                     hash: kruise_api::pod::short_hash(revision).to_owned(),
-                },
+                }),
                 rule: Rule::MissingTemplateHash,
             });
         }
@@ -351,7 +352,7 @@ impl<'c, 'a> Updater<'c, 'a> {
                                 kind: ActionKind::UpdateInPlace {
                                     pod: facts.index,
                                     spec,
-                                    lifecycle,
+                                    lifecycle: Some(lifecycle),
                                 },
                                 rule: rule(UpdateHow::InPlace),
                             });
@@ -372,7 +373,7 @@ impl<'c, 'a> Updater<'c, 'a> {
         }
         if kruise_api::pod::label(pod, keys::cloneset::SPECIFIED_DELETE_LABEL) != Some("true") {
             actions.push(Action {
-                kind: ActionKind::MarkSpecifiedDelete { pod: facts.index },
+                kind: ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { pod: facts.index }),
                 rule: rule(how),
             });
         }

@@ -1,135 +1,19 @@
-//! What an Advanced DaemonSet plan asks a controller to do, each with the rule that chose it.
+//! What an Advanced DaemonSet plan asks a controller to do, each with the rule that chose it, in the planners'
+//! shared vocabulary ([`crate::planning`]). The DaemonSet planner makes only the shared writes.
 
+use std::convert::Infallible;
 use std::fmt;
-use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::jiff::Timestamp;
-use kruise_inplace::{Outcome, UpdateOptions, UpdateSpec};
-use kruise_lifecycle::Transition;
+use crate::planning::{self, Hook, PlanRule, UpdateHow};
 
-/// One thing to do. Existing pods are referred to by their index in the input.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Action {
-    /// What to do.
-    pub kind: ActionKind,
-    /// Why: the rule that chose it.
-    pub rule: Rule,
-}
+/// One thing to do, with the Advanced DaemonSet [`Rule`] that chose it. Existing pods are referred to by their
+/// index in the input.
+pub type Action = planning::Action<Rule, Infallible>;
 
-/// The write an action stands for.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ActionKind {
-    /// Create this pod for `node`. Creations go in slow-start batches of 1, 2, 4, … (`batch` 0, 1, 2, …):
-    /// stop at the first batch with a failure.
-    CreatePod {
-        /// The node the pod is for (its required node affinity names it).
-        node: String,
-        /// The pod, complete (`generateName`, labels, tolerations, node affinity, owner reference).
-        pod: Box<Pod>,
-        /// The slow-start batch.
-        batch: u32,
-    },
-    /// Delete this pod.
-    DeletePod {
-        /// Index into the input pods.
-        pod: usize,
-    },
-    /// Write a lifecycle transition instead of deleting (the preDelete hook holds the pod in
-    /// `PreparingDelete`; send `change.status` first, then `change.metadata`).
-    Lifecycle {
-        /// Index into the input pods.
-        pod: usize,
-        /// The transition.
-        transition: Transition,
-    },
-    /// Send the writes of an in-place refresh (next container batch, or `InPlaceUpdateReady` back to `True`).
-    RefreshInPlace {
-        /// Index into the input pods.
-        pod: usize,
-        /// The writes, in order.
-        outcome: Box<Outcome>,
-    },
-    /// Update the pod in place to `spec.revision` (the update hash); render the writes with
-    /// [`ActionKind::in_place_outcome`].
-    UpdateInPlace {
-        /// Index into the input pods.
-        pod: usize,
-        /// What the update changes (shared by all pods moving between the same revisions).
-        spec: Arc<UpdateSpec>,
-    },
-}
-
-impl ActionKind {
-    /// A short name: `createPod`, `deletePod`, `updateLifecycle`, `refreshInPlace`, `updateInPlace`.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::CreatePod { .. } => "createPod",
-            Self::DeletePod { .. } => "deletePod",
-            Self::Lifecycle { .. } => "updateLifecycle",
-            Self::RefreshInPlace { .. } => "refreshInPlace",
-            Self::UpdateInPlace { .. } => "updateInPlace",
-        }
-    }
-
-    /// The index of the existing pod acted on, if any.
-    #[must_use]
-    pub fn pod(&self) -> Option<usize> {
-        match self {
-            Self::DeletePod { pod }
-            | Self::Lifecycle { pod, .. }
-            | Self::RefreshInPlace { pod, .. }
-            | Self::UpdateInPlace { pod, .. } => Some(*pod),
-            Self::CreatePod { .. } => None,
-        }
-    }
-
-    /// The writes of an [`ActionKind::UpdateInPlace`] for `pod` (the input pod it names), with the plan's
-    /// [`UpdateOptions`](super::Plan::update_options). `None` for other kinds.
-    ///
-    /// # Errors
-    /// The update spec's metadata patch cannot be applied to the pod.
-    pub fn in_place_outcome(
-        &self,
-        pod: &Pod,
-        now: Timestamp,
-        options: &UpdateOptions,
-    ) -> Option<Result<Outcome, kruise_inplace::Error>> {
-        let Self::UpdateInPlace { spec, .. } = self else {
-            return None;
-        };
-        Some(kruise_inplace::apply(pod, spec, now, options))
-    }
-}
-
-impl Action {
-    /// The reason, in words: the rule, and for a deletion turned into `PreparingDelete`, that the hook holds it.
-    #[must_use]
-    pub fn reason(&self) -> String {
-        match &self.kind {
-            ActionKind::Lifecycle { .. } => {
-                format!(
-                    "{}; the preDelete hook holds it (PreparingDelete)",
-                    self.rule
-                )
-            }
-            _ => self.rule.to_string(),
-        }
-    }
-}
-
-/// How a pod chosen by the rolling update is replaced.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReplaceHow {
-    /// Deleted; the next pass creates the new pod (`Standard`).
-    Delete,
-    /// Updated in place (`InPlaceIfPossible`).
-    InPlace,
-    /// Deleted because it cannot be updated in place.
-    DeleteNotInPlace(String),
-}
+/// The write an Advanced DaemonSet action stands for: only the shared writes. A [`planning::ActionKind::CreatePod`]
+/// names the node the pod is for in `node`; an [`planning::ActionKind::UpdateInPlace`] writes no lifecycle
+/// change (`lifecycle` is `None`).
+pub type ActionKind = planning::ActionKind<Infallible>;
 
 /// The rule of upstream's Advanced DaemonSet controller that chose an action.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -176,8 +60,10 @@ pub enum Rule {
         max_unavailable: i64,
         /// Nodes without an available pod before this pass.
         unavailable_nodes: i64,
-        /// How.
-        how: ReplaceHow,
+        /// How: in place (`InPlaceIfPossible`), or deleted so that the next pass creates the new pod
+        /// ([`UpdateHow::RecreatePolicy`] with the `Standard` strategy, [`UpdateHow::RecreateRequired`] when the
+        /// change cannot be made in place).
+        how: UpdateHow,
     },
     /// The rolling update (maxSurge > 0) creates the new pod next to the old one.
     Surge {
@@ -190,10 +76,9 @@ pub enum Rule {
     },
 }
 
-impl Rule {
+impl PlanRule for Rule {
     /// A short identifier (`missing-pod`, `node-ineligible`, `replace`, `surge`, …).
-    #[must_use]
-    pub fn id(&self) -> &'static str {
+    fn id(&self) -> &'static str {
         match self {
             Self::MissingPod { .. } => "missing-pod",
             Self::NodeIneligible { .. } => "node-ineligible",
@@ -207,6 +92,27 @@ impl Rule {
             Self::InPlaceProgress => "in-place-refresh",
             Self::Replace { .. } => "replace",
             Self::Surge { .. } => "surge",
+        }
+    }
+
+    /// The inPlaceUpdate hook for an in-place replacement, the preDelete hook for the deletions; none for
+    /// the creations and the in-place refresh.
+    fn holding_hook(&self) -> Option<Hook> {
+        match self {
+            Self::Replace {
+                how: UpdateHow::InPlace,
+                ..
+            } => Some(Hook::InPlaceUpdate),
+            Self::MissingPod { .. } | Self::Surge { .. } | Self::InPlaceProgress => None,
+            Self::NodeIneligible { .. }
+            | Self::NodeGone
+            | Self::FailedPod
+            | Self::PreparingDelete
+            | Self::ExcessPod { .. }
+            | Self::ExcessSurgePod
+            | Self::OldPodNotReady
+            | Self::NewPodAvailable
+            | Self::Replace { .. } => Some(Hook::PreDelete),
         }
     }
 }
@@ -266,9 +172,9 @@ impl fmt::Display for Rule {
                     )?;
                 }
                 match how {
-                    ReplaceHow::Delete => f.write_str(", delete it"),
-                    ReplaceHow::InPlace => f.write_str(", in place"),
-                    ReplaceHow::DeleteNotInPlace(reason) => {
+                    UpdateHow::RecreatePolicy => f.write_str(", delete it"),
+                    UpdateHow::InPlace => f.write_str(", in place"),
+                    UpdateHow::RecreateRequired(reason) => {
                         write!(f, ", delete it (cannot update in place: {reason})")
                     }
                 }

@@ -132,6 +132,7 @@ impl<'c, 'a> InPlace<'c, 'a> {
                     kind: ActionKind::UpdateInPlace {
                         pod: facts.index,
                         spec,
+                        lifecycle: None,
                     },
                     rule,
                 });

@@ -3,7 +3,7 @@
 //!
 //! [`plan`] reads a [`PlanInput`] (the DaemonSet, its pods, every node, the update hash and known revisions,
 //! `now`, [`Options`]) and returns a [`Plan`]: the [`Action`]s of the step that acts — each with the [`Rule`]
-//! that chose it — the new status, the rollout [`Budgets`], the node update order and when to requeue.
+//! that chose it, in the planners' shared vocabulary ([`crate::planning`]) — the new status, the rollout [`Budgets`], the node update order and when to requeue.
 //!
 //! 1. **manage**: which nodes should run the pod ([`node_fit`]: `spec.nodeName`, `nodeSelector`, required node
 //!    affinity, taints against the template's tolerations plus the default daemon tolerations — so
@@ -45,7 +45,7 @@
 //! let plan = plan(&input);
 //! assert_eq!(plan.step, Step::Manage);
 //! let created: Vec<&str> = plan.actions.iter().filter_map(|a| match &a.kind {
-//!     ActionKind::CreatePod { node, .. } => Some(node.as_str()),
+//!     ActionKind::CreatePod { node, .. } => node.as_deref(),
 //!     _ => None,
 //! }).collect();
 //! assert_eq!(created, ["n1", "n2"]); // the control-plane node fails the nodeSelector
@@ -71,7 +71,7 @@ mod sync_nodes;
 pub mod toleration;
 mod update_order;
 
-pub use action::{Action, ActionKind, ReplaceHow, Rule};
+pub use action::{Action, ActionKind, Rule};
 pub use create::OWNER_API_VERSION;
 pub use error::Error;
 pub use input::{KnownRevision, PlanInput, Revisions};
@@ -80,3 +80,5 @@ pub use options::Options;
 pub use plan::{Plan, Step, plan};
 pub use settings::{Budgets, DEFAULT_BURST_REPLICAS, TEMPLATE_GENERATION_ANNOTATION};
 pub use update_order::NodeClass;
+
+pub use crate::planning::{PlanRule, UpdateHow};

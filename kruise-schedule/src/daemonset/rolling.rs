@@ -12,13 +12,14 @@
 //! available or `PreparingDelete`) stay under `maxSurge`. Once the new pod is available the old pod is
 //! deleted.
 
-use super::action::{Action, ReplaceHow, Rule};
+use super::action::{Action, Rule};
 use super::error::Error;
 use super::in_place::InPlace;
 use super::plan::{Ctx, Requeue};
 use super::settings::Budgets;
 use super::sync_nodes::{Wanted, sync_nodes};
 use super::update_order::NodeClass;
+use crate::planning::UpdateHow;
 
 pub(crate) fn rolling_update(
     ctx: &Ctx<'_>,
@@ -106,14 +107,14 @@ fn without_surge(
                     in_place.update(
                         facts,
                         spec,
-                        rule(position, unavailable, ReplaceHow::InPlace),
+                        rule(position, unavailable, UpdateHow::InPlace),
                         &mut actions,
                         requeue,
                     )?;
                 }
                 Err(reason) => wanted.deletes.push((
                     pod,
-                    rule(position, unavailable, ReplaceHow::DeleteNotInPlace(reason)),
+                    rule(position, unavailable, UpdateHow::RecreateRequired(reason)),
                 )),
             }
         }
@@ -121,7 +122,7 @@ fn without_surge(
         for ((pod, position), unavailable) in chosen {
             wanted
                 .deletes
-                .push((pod, rule(position, unavailable, ReplaceHow::Delete)));
+                .push((pod, rule(position, unavailable, UpdateHow::RecreatePolicy)));
         }
     }
     actions.extend(sync_nodes(ctx, wanted, budgets.burst_replicas)?);

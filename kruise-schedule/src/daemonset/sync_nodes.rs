@@ -61,9 +61,9 @@ pub(crate) fn sync_nodes(
         in_batch += 1;
         actions.push(Action {
             kind: ActionKind::CreatePod {
-                node: node.to_owned(),
                 pod: Box::new(ctx.template.for_node(node)),
                 batch,
+                node: Some(node.to_owned()),
             },
             rule,
         });

@@ -1,68 +1,25 @@
-//! What an Advanced StatefulSet plan asks a controller to do, each step with the rule that chose it.
+//! What an Advanced StatefulSet plan asks a controller to do, each step with the rule that chose it, in the
+//! planners' shared vocabulary ([`crate::planning`]).
 
 use std::fmt;
-use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use k8s_openapi::jiff::Timestamp;
-use kruise_inplace::{Outcome, UpdateOptions, UpdateSpec};
-use kruise_lifecycle::{LifecycleStateType, Transition};
 
-/// One thing to do. Existing pods and claims are referred to by their index in the input.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Action {
-    /// What to do.
-    pub kind: ActionKind,
-    /// Why: the rule that chose it.
-    pub rule: Rule,
-}
+use crate::planning::{self, Hook, PlanRule, SpecificAction, Target, UpdateHow};
 
-/// The write an action stands for.
+/// One thing to do, with the Advanced StatefulSet [`Rule`] that chose it. Existing pods and claims are
+/// referred to by their index in the input.
+pub type Action = planning::Action<Rule, SpecificKind>;
+
+/// The write an Advanced StatefulSet action stands for: the shared writes, and [`SpecificKind`] in
+/// [`planning::ActionKind::Specific`].
+pub type ActionKind = planning::ActionKind<SpecificKind>;
+
+/// The writes only the Advanced StatefulSet planner makes.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum ActionKind {
-    /// Create this claim (before the pod that mounts it).
-    CreateClaim {
-        /// The claim, complete.
-        claim: Box<PersistentVolumeClaim>,
-    },
-    /// Create this pod.
-    CreatePod {
-        /// The pod, complete (identity labels, revision, lifecycle state, owner reference, claim volumes).
-        pod: Box<Pod>,
-    },
-    /// Delete this pod.
-    DeletePod {
-        /// Index into the input pods.
-        pod: usize,
-    },
-    /// Write a lifecycle transition (status first, then metadata; see `kruise_lifecycle::Transition`).
-    Lifecycle {
-        /// Index into the input pods.
-        pod: usize,
-        /// The transition.
-        transition: Transition,
-    },
-    /// Send the writes of an in-place refresh (grace period over, next container batch, or
-    /// `InPlaceUpdateReady` back to `True`).
-    RefreshInPlace {
-        /// Index into the input pods.
-        pod: usize,
-        /// The writes, in order.
-        outcome: Box<Outcome>,
-    },
-    /// Update the pod in place to the update revision, writing the lifecycle change (`Updating`, only on a
-    /// pod that already has a state) in the same pod write; render the writes with
-    /// [`ActionKind::in_place_outcome`].
-    UpdateInPlace {
-        /// Index into the input pods.
-        pod: usize,
-        /// What the update changes (shared by all pods moving between the same revisions).
-        spec: Arc<UpdateSpec>,
-        /// The lifecycle change written with it.
-        lifecycle: Transition,
-    },
+pub enum SpecificKind {
     /// Update the pod to this object: its identity (`statefulset.kubernetes.io/pod-name`, pod index label,
     /// namespace) or its claim volumes did not match (upstream `UpdateStatefulPod`).
     UpdateIdentity {
@@ -80,134 +37,27 @@ pub enum ActionKind {
     },
 }
 
-impl ActionKind {
-    /// A short name: `createClaim`, `createPod`, `deletePod`, `updateLifecycle`, `refreshInPlace`,
-    /// `updateInPlace`, `updateIdentity`, `updateClaimOwners`.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
+impl SpecificAction for SpecificKind {
+    /// `updateIdentity` or `updateClaimOwners`.
+    fn name(&self) -> &'static str {
         match self {
-            Self::CreateClaim { .. } => "createClaim",
-            Self::CreatePod { .. } => "createPod",
-            Self::DeletePod { .. } => "deletePod",
-            Self::Lifecycle { .. } => "updateLifecycle",
-            Self::RefreshInPlace { .. } => "refreshInPlace",
-            Self::UpdateInPlace { .. } => "updateInPlace",
             Self::UpdateIdentity { .. } => "updateIdentity",
             Self::UpdateClaimOwners { .. } => "updateClaimOwners",
         }
     }
 
-    /// The index of the existing pod acted on, if any.
-    #[must_use]
-    pub fn pod(&self) -> Option<usize> {
+    fn pod(&self) -> Option<usize> {
         match self {
-            Self::DeletePod { pod }
-            | Self::Lifecycle { pod, .. }
-            | Self::RefreshInPlace { pod, .. }
-            | Self::UpdateInPlace { pod, .. }
-            | Self::UpdateIdentity { pod, .. } => Some(*pod),
-            Self::CreateClaim { .. } | Self::CreatePod { .. } | Self::UpdateClaimOwners { .. } => {
-                None
-            }
+            Self::UpdateIdentity { pod, .. } => Some(*pod),
+            Self::UpdateClaimOwners { .. } => None,
         }
     }
 
-    /// The writes of an [`ActionKind::UpdateInPlace`] for `pod` (the input pod it names): the in-place patch
-    /// with the lifecycle state in the same pod write. `None` for other kinds.
-    ///
-    /// # Errors
-    /// The update spec's metadata patch cannot be applied to the pod.
-    pub fn in_place_outcome(
-        &self,
-        pod: &Pod,
-        now: Timestamp,
-        options: &UpdateOptions,
-    ) -> Option<Result<Outcome, kruise_inplace::Error>> {
-        let Self::UpdateInPlace {
-            spec, lifecycle, ..
-        } = self
-        else {
-            return None;
-        };
-        Some(kruise_inplace::apply_with(pod, spec, now, options, |pod| {
-            lifecycle.change.metadata.apply_to(pod);
-        }))
-    }
-}
-
-impl Action {
-    /// The name of the object acted on: the input pod's or claim's name, or the new object's.
-    #[must_use]
-    pub fn object_name<'p>(
-        &'p self,
-        pods: &'p [Pod],
-        claims: &'p [PersistentVolumeClaim],
-    ) -> &'p str {
-        let name = match &self.kind {
-            ActionKind::CreateClaim { claim } => claim.metadata.name.as_deref(),
-            ActionKind::CreatePod { pod } => pod.metadata.name.as_deref(),
-            ActionKind::UpdateClaimOwners { claim, .. } => {
-                claims.get(*claim).and_then(|c| c.metadata.name.as_deref())
-            }
-            kind => kind
-                .pod()
-                .and_then(|index| pods.get(index))
-                .and_then(|pod| pod.metadata.name.as_deref()),
-        };
-        name.unwrap_or("")
-    }
-
-    /// The reason, in words: the rule, and for a deletion or update held by a hook, what holds it.
-    #[must_use]
-    pub fn reason(&self) -> String {
-        match &self.kind {
-            ActionKind::Lifecycle { transition, .. } if self.rule.is_deletion() => format!(
-                "{}; the preDelete hook holds it{}",
-                self.rule,
-                state_change(transition)
-            ),
-            ActionKind::Lifecycle { transition, .. }
-                if matches!(self.rule, Rule::Update { .. }) =>
-            {
-                format!(
-                    "{}; the inPlaceUpdate hook holds it{}",
-                    self.rule,
-                    state_change(transition)
-                )
-            }
-            _ => self.rule.to_string(),
+    fn claim(&self) -> Option<usize> {
+        match self {
+            Self::UpdateClaimOwners { claim, .. } => Some(*claim),
+            Self::UpdateIdentity { .. } => None,
         }
-    }
-}
-
-fn state_change(transition: &Transition) -> String {
-    let name = |state: &Option<LifecycleStateType>| {
-        state
-            .as_ref()
-            .map_or_else(|| "(none)".to_owned(), |s| s.as_str().to_owned())
-    };
-    if transition.changes_state() {
-        format!(" ({} -> {})", name(&transition.from), name(&transition.to))
-    } else {
-        String::new()
-    }
-}
-
-/// Which revision something is at or moves to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// `status.currentRevision`.
-    Current,
-    /// The update revision.
-    Update,
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Current => "current",
-            Self::Update => "update",
-        })
     }
 }
 
@@ -230,17 +80,6 @@ impl fmt::Display for Condemned {
             Self::Reserved => "its ordinal is reserved",
         })
     }
-}
-
-/// How an update is carried out.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum UpdateHow {
-    /// In place.
-    InPlace,
-    /// Recreated (deleted; the scale step creates it again) because the policy is `ReCreate`.
-    RecreatePolicy,
-    /// Recreated because the change cannot be made in place (`InPlaceIfPossible`).
-    RecreateRequired(String),
 }
 
 /// The rule of upstream's Advanced StatefulSet controller that chose an action.
@@ -309,10 +148,11 @@ impl Rule {
             }
         )
     }
+}
 
+impl PlanRule for Rule {
     /// A short identifier of the rule (`create-missing`, `condemned`, `update`, …).
-    #[must_use]
-    pub fn id(&self) -> &'static str {
+    fn id(&self) -> &'static str {
         match self {
             Self::CreateMissing { .. } => "create-missing",
             Self::MissingClaim => "missing-claim",
@@ -324,6 +164,18 @@ impl Rule {
             Self::Condemned { .. } => "condemned",
             Self::SpecifiedDelete { .. } => "specified-delete",
             Self::Update { .. } => "update",
+        }
+    }
+
+    /// The preDelete hook for the deletions (a recreating update included), the inPlaceUpdate hook for an
+    /// in-place update.
+    fn holding_hook(&self) -> Option<Hook> {
+        if self.is_deletion() {
+            Some(Hook::PreDelete)
+        } else if matches!(self, Self::Update { .. }) {
+            Some(Hook::InPlaceUpdate)
+        } else {
+            None
         }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! [`plan`] reads a [`PlanInput`] (the StatefulSet, its pods and claims, the current and update revisions,
 //! `now`, [`Options`]) and returns a [`Plan`]: the [`Action`]s to take in order — each with the [`Rule`]
-//! that chose it — the new status, when to requeue, and where the pass stopped ([`Wait`]) or failed
+//! that chose it, in the planners' shared vocabulary ([`crate::planning`]) — the new status, when to requeue, and where the pass stopped ([`Wait`]) or failed
 //! ([`Error`]).
 //!
 //! 1. **Ordinals** ([`ordinals`]): pods are named `<name>-<ordinal>`. `replicas` ordinals are kept, from
@@ -51,7 +51,7 @@
 //! let plan = plan(&input);
 //! // OrderedReady: only web-0 is created, the pass waits for it.
 //! let created: Vec<_> = plan.actions.iter().filter_map(|a| match &a.kind {
-//!     ActionKind::CreatePod { pod } => pod.metadata.name.clone(),
+//!     ActionKind::CreatePod { pod, .. } => pod.metadata.name.clone(),
 //!     _ => None,
 //! }).collect();
 //! assert_eq!(created, ["web-0"]);
@@ -75,10 +75,12 @@ mod status;
 mod update;
 mod wait;
 
-pub use action::{Action, ActionKind, Condemned, Rule, Target, UpdateHow};
+pub use action::{Action, ActionKind, Condemned, Rule, SpecificKind};
 pub use create::OWNER_API_VERSION;
 pub use error::Error;
 pub use input::{PlanInput, Revisions};
 pub use options::{FeatureGateError, Options};
 pub use plan::{Plan, plan};
 pub use wait::Wait;
+
+pub use crate::planning::{PlanRule, Target, UpdateHow};

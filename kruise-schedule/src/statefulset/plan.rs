@@ -14,7 +14,7 @@ use kruise_api::apps::v1beta1::{
 use kruise_inplace::{RevisionLabels, UpdateOptions};
 use kruise_lifecycle::Workload;
 
-use super::action::{Action, Target};
+use super::action::Action;
 use super::create::{self, key};
 use super::error::Error;
 use super::health::Health;
@@ -23,6 +23,7 @@ use super::ordinals::{InvalidReserveOrdinal, OrdinalRange, ReservedOrdinals, ord
 use super::pass::Pass;
 use super::wait::Wait;
 use super::{scale, status, update};
+use crate::planning::Target;
 use crate::pod_view;
 
 /// The next step of an Advanced StatefulSet: what to write and when to look again.

@@ -4,7 +4,7 @@
 
 use kruise_api::keys;
 
-use super::action::{ActionKind, Condemned, Rule, Target};
+use super::action::{ActionKind, Condemned, Rule, SpecificKind};
 use super::create::{claims_for, identity_matches, storage_matches, with_identity};
 use super::error::Error;
 use super::ordinals::ordinal_of;
@@ -13,6 +13,7 @@ use super::plan::{Ctx, Occupant, Slot};
 use super::retention::{is_stale, owners_to_write};
 use super::wait::Wait;
 use crate::int_or_percent::{Rounding, legacy_scaled};
+use crate::planning::Target;
 use crate::pod_view;
 
 /// Whether the pass goes on to the update step.
@@ -208,14 +209,14 @@ fn replica(
             pass.create_missing_claims(ctx, pod, slot.ordinal, &Rule::Identity)?;
         }
         pass.push(
-            ActionKind::UpdateIdentity {
+            ActionKind::Specific(SpecificKind::UpdateIdentity {
                 pod: index,
                 updated: Box::new(with_identity(
                     ctx.set,
                     pod,
                     ctx.input.options.pod_index_label,
                 )),
-            },
+            }),
             Rule::Identity,
         );
     }
@@ -258,6 +259,8 @@ fn create(
     pass.push(
         ActionKind::CreatePod {
             pod: Box::new(pod.clone()),
+            batch: 0,
+            node: None,
         },
         rule,
     );
@@ -285,10 +288,10 @@ fn claim_owners(ctx: &Ctx<'_>, pass: &mut Pass, index: usize, in_range: bool) {
             && let Some(owner_references) = owners_to_write(ctx.set, pod, existing, in_range)
         {
             pass.push(
-                ActionKind::UpdateClaimOwners {
+                ActionKind::Specific(SpecificKind::UpdateClaimOwners {
                     claim: claim_index,
                     owner_references,
-                },
+                }),
                 Rule::ClaimRetention,
             );
         }

@@ -15,13 +15,14 @@ use kruise_inplace::calculate::{RevisionRef, calculate_data};
 use kruise_lifecycle::UpdateDecision;
 use serde_json::Value;
 
-use super::action::{ActionKind, Rule, UpdateHow};
+use super::action::{ActionKind, Rule};
 use super::error::Error;
 use super::pass::Pass;
 use super::plan::{Ctx, Occupant, Slot, is_pod_update};
 use super::scale::is_specified_delete;
 use super::wait::Wait;
 use crate::int_or_percent::{Rounding, legacy_scaled};
+use crate::planning::UpdateHow;
 use crate::pod_view;
 use crate::sort::priority::Priority;
 
@@ -312,7 +313,7 @@ impl<'c, 'a> Updater<'c, 'a> {
                     ActionKind::UpdateInPlace {
                         pod: index,
                         spec,
-                        lifecycle,
+                        lifecycle: Some(Arc::new(lifecycle)),
                     },
                     rule(UpdateHow::InPlace),
                 );

@@ -12,7 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{BroadcastJob, JobConditionType};
-use kruise_schedule::broadcast_job::{PodState, is_finished, new_pod, plan, pods};
+use kruise_schedule::broadcast_job::{PlanInput, PodState, is_finished, new_pod, plan, pods};
 use serde_json::{Value, json};
 
 fn now() -> Timestamp {
@@ -86,7 +86,7 @@ fn one_pod_per_eligible_node() {
             "tolerations": [{"key": "team", "operator": "Exists"}]}}}),
         json!({}),
     );
-    let plan = plan(&job, &[], &candidates, now());
+    let plan = plan(&PlanInput::new(&job, &[], &candidates, now()));
     assert_eq!(plan.create_on, ["a", "e", "f"]);
     assert_eq!(plan.status.desired, 3);
     assert_eq!(plan.status.active, 3);
@@ -102,12 +102,12 @@ fn unschedulable_nodes_fit_when_the_cordon_is_tolerated() {
             {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}}}),
         json!({}),
     );
-    let plan = plan(
+    let plan = plan(&PlanInput::new(
         &job,
         &[],
         &[node("c", json!({"spec": {"unschedulable": true}}))],
         now(),
-    );
+    ));
     assert_eq!(plan.create_on, ["c"]);
 }
 
@@ -118,7 +118,7 @@ fn required_node_affinity_limits_the_nodes() {
             {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}}}}),
         json!({}),
     );
-    let plan = plan(&job, &[], &nodes(&["a", "b", "c"]), now());
+    let plan = plan(&PlanInput::new(&job, &[], &nodes(&["a", "b", "c"]), now()));
     assert_eq!(plan.create_on, ["b"]);
     assert_eq!(plan.status.desired, 1);
 }
@@ -139,7 +139,12 @@ fn parallelism_limits_creations() {
         (json!("bad"), vec![], vec![]),
     ] {
         let job = job(json!({"parallelism": parallelism}), json!({}));
-        let plan = plan(&job, &existing, &nodes(&["a", "b", "c", "d"]), now());
+        let plan = plan(&PlanInput::new(
+            &job,
+            &existing,
+            &nodes(&["a", "b", "c", "d"]),
+            now(),
+        ));
         assert_eq!(plan.create_on, expected, "parallelism {parallelism}");
     }
 }
@@ -154,7 +159,7 @@ fn completes_when_every_node_ran_its_pod() {
         pod("p-a", "a", "Succeeded", 0),
         pod("p-b", "b", "Succeeded", 0),
     ];
-    let plan = plan(&job, &pods, &nodes(&["a", "b"]), now());
+    let plan = plan(&PlanInput::new(&job, &pods, &nodes(&["a", "b"]), now()));
     assert!(plan.create_on.is_empty());
     assert_eq!(plan.status.phase.as_str(), "completed");
     assert_eq!(plan.status.succeeded, 2);
@@ -175,7 +180,7 @@ fn running_pods_keep_it_running() {
         pod("p-a", "a", "Succeeded", 0),
         pod("p-b", "b", "Running", 0),
     ];
-    let plan = plan(&job, &pods, &nodes(&["a", "b"]), now());
+    let plan = plan(&PlanInput::new(&job, &pods, &nodes(&["a", "b"]), now()));
     assert!(plan.status.conditions.is_empty());
     assert_eq!(plan.status.active, 1);
     assert_eq!(plan.status.succeeded, 1);
@@ -185,11 +190,11 @@ fn running_pods_keep_it_running() {
 fn completion_policy_never_never_completes() {
     let job = job(json!({"completionPolicy": {"type": "Never"}}), json!({}));
     let pods = [pod("p-a", "a", "Succeeded", 0)];
-    let first = plan(&job, &pods, &nodes(&["a"]), now());
+    let first = plan(&PlanInput::new(&job, &pods, &nodes(&["a"]), now()));
     assert!(first.status.conditions.is_empty());
     assert_eq!(first.status.phase.as_str(), "running");
     // A node that joins later still gets a pod.
-    let later = plan(&job, &pods, &nodes(&["a", "z"]), now());
+    let later = plan(&PlanInput::new(&job, &pods, &nodes(&["a", "z"]), now()));
     assert_eq!(later.create_on, ["z"]);
 }
 
@@ -197,7 +202,12 @@ fn completion_policy_never_never_completes() {
 fn fail_fast_fails_the_job_and_deletes_active_pods() {
     let job = job(json!({}), json!({}));
     let pods = [pod("p-a", "a", "Failed", 0), pod("p-b", "b", "Running", 0)];
-    let plan = plan(&job, &pods, &nodes(&["a", "b", "c"]), now());
+    let plan = plan(&PlanInput::new(
+        &job,
+        &pods,
+        &nodes(&["a", "b", "c"]),
+        now(),
+    ));
     assert_eq!(plan.status.phase.as_str(), "failed");
     assert_eq!(plan.delete, ["p-b"]);
     assert!(plan.create_on.is_empty());
@@ -214,7 +224,7 @@ fn continue_ignores_failures_and_completes() {
         pod("p-a", "a", "Failed", 0),
         pod("p-b", "b", "Succeeded", 0),
     ];
-    let plan = plan(&job, &pods, &nodes(&["a", "b"]), now());
+    let plan = plan(&PlanInput::new(&job, &pods, &nodes(&["a", "b"]), now()));
     assert_eq!(plan.status.phase.as_str(), "completed");
     assert_eq!(plan.status.failed, 1);
     assert_eq!(plan.status.succeeded, 1);
@@ -224,7 +234,7 @@ fn continue_ignores_failures_and_completes() {
 fn pause_policy_pauses_the_job() {
     let job = job(json!({"failurePolicy": {"type": "Pause"}}), json!({}));
     let pods = [pod("p-a", "a", "Failed", 0)];
-    let plan = plan(&job, &pods, &nodes(&["a", "b"]), now());
+    let plan = plan(&PlanInput::new(&job, &pods, &nodes(&["a", "b"]), now()));
     assert!(plan.pause);
     assert_eq!(plan.status.phase.as_str(), "paused");
     assert!(plan.create_on.is_empty());
@@ -233,11 +243,11 @@ fn pause_policy_pauses_the_job() {
 #[test]
 fn paused_jobs_create_nothing_and_resume() {
     let paused = job(json!({"paused": true}), json!({"phase": "running"}));
-    let plan_paused = plan(&paused, &[], &nodes(&["a"]), now());
+    let plan_paused = plan(&PlanInput::new(&paused, &[], &nodes(&["a"]), now()));
     assert_eq!(plan_paused.status.phase.as_str(), "paused");
     assert!(plan_paused.create_on.is_empty());
     let resumed = job(json!({}), json!({"phase": "paused"}));
-    let plan_resumed = plan(&resumed, &[], &nodes(&["a"]), now());
+    let plan_resumed = plan(&PlanInput::new(&resumed, &[], &nodes(&["a"]), now()));
     assert_eq!(plan_resumed.status.phase.as_str(), "running");
     assert_eq!(plan_resumed.create_on, ["a"]);
 }
@@ -253,7 +263,7 @@ fn restarts_beyond_the_limit_count_as_failed() {
     assert_eq!(pods::state(&never, 2), PodState::Active);
 
     let job = job(json!({"failurePolicy": {"restartLimit": 2}}), json!({}));
-    let plan = plan(&job, &[beyond], &nodes(&["a"]), now());
+    let plan = plan(&PlanInput::new(&job, &[beyond], &nodes(&["a"]), now()));
     assert_eq!(plan.status.phase.as_str(), "failed");
     assert_eq!(plan.delete, ["p"], "the crash-looping pod is deleted");
 }
@@ -267,20 +277,20 @@ fn active_deadline() {
         )
     };
     let running = [pod("p-a", "a", "Running", 0)];
-    let early = plan(
+    let early = plan(&PlanInput::new(
         &job_with("2024-05-01T00:09:30Z"),
         &running,
         &nodes(&["a"]),
         now(),
-    );
+    ));
     assert_eq!(early.requeue_after, Some(Duration::from_secs(30)));
     assert!(early.status.conditions.is_empty());
-    let late = plan(
+    let late = plan(&PlanInput::new(
         &job_with("2024-05-01T00:09:00Z"),
         &running,
         &nodes(&["a"]),
         now(),
-    );
+    ));
     assert_eq!(late.status.phase.as_str(), "failed");
     assert_eq!(late.status.conditions[0].reason, "DeadlineExceeded");
     assert_eq!(late.delete, ["p-a"]);
@@ -297,16 +307,16 @@ fn finished_jobs_wait_for_their_ttl_then_go() {
     };
     let waiting = finished("2024-05-01T00:09:30Z");
     assert!(is_finished(&waiting));
-    let plan_waiting = plan(&waiting, &[], &nodes(&["a"]), now());
+    let plan_waiting = plan(&PlanInput::new(&waiting, &[], &nodes(&["a"]), now()));
     assert!(!plan_waiting.delete_job);
     assert!(plan_waiting.create_on.is_empty());
     assert_eq!(plan_waiting.requeue_after, Some(Duration::from_secs(31)));
-    let expired = plan(
+    let expired = plan(&PlanInput::new(
         &finished("2024-05-01T00:09:00Z"),
         &[],
         &nodes(&["a"]),
         now(),
-    );
+    ));
     assert!(expired.delete_job);
 }
 
@@ -317,7 +327,7 @@ fn active_pods_on_nodes_that_no_longer_fit_are_deleted() {
         pod("p-gone", "gone", "Running", 0),
         pod("p-done", "old", "Succeeded", 0),
     ];
-    let plan = plan(&job, &pods, &nodes(&["a"]), now());
+    let plan = plan(&PlanInput::new(&job, &pods, &nodes(&["a"]), now()));
     assert_eq!(plan.delete, ["p-gone"]);
     assert_eq!(plan.create_on, ["a"]);
 }

@@ -382,14 +382,22 @@ fn plan_both(
     };
     let zoned = now.to_zoned(TimeZone::UTC);
     let pods: Vec<Pod> = cache.pods().iter().map(|pod| (**pod).clone()).collect();
-    let cold = plan(
-        &PlanInput::new(cs, &pods, revisions, &zoned, options),
-        &mut SeededIds::new(3),
-    );
-    let cached = plan(
-        &PlanInput::from_cache(cs, cache, revisions, &zoned, options),
-        &mut SeededIds::new(3),
-    );
+    let cold = plan(&PlanInput::new(
+        cs,
+        &pods,
+        revisions,
+        &zoned,
+        options,
+        &SeededIds::new(3),
+    ));
+    let cached = plan(&PlanInput::from_cache(
+        cs,
+        cache,
+        revisions,
+        &zoned,
+        options,
+        &SeededIds::new(3),
+    ));
     (cold, cached, pods)
 }
 
@@ -671,20 +679,28 @@ fn plans_from_the_cache_follow_pod_events() {
         cache.apply(simple_pod(name, Some(&i.to_string()), "old_rev"));
     }
     let revisions = Revisions::named("old_rev", "new_rev");
-    let first = plan(
-        &PlanInput::from_cache(&cs, &cache, revisions, &now, &options),
-        &mut SeededIds::new(1),
-    );
+    let first = plan(&PlanInput::from_cache(
+        &cs,
+        &cache,
+        revisions,
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ));
     // One pod is updated (recreate: marked for deletion), within maxUnavailable 1.
     assert_eq!(first.actions.len(), 1);
     let marked = first.actions[0].object_name(cache.pods(), &[]).to_owned();
     // The pod comes back at the new revision: the next plan takes the next one.
     cache.remove("default", &marked);
     cache.apply(simple_pod(&marked, Some("10"), "new_rev"));
-    let second = plan(
-        &PlanInput::from_cache(&cs, &cache, revisions, &now, &options),
-        &mut SeededIds::new(1),
-    );
+    let second = plan(&PlanInput::from_cache(
+        &cs,
+        &cache,
+        revisions,
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ));
     assert_eq!(second.status.updated_replicas, 1);
     assert_eq!(second.actions.len(), 1);
     assert_ne!(second.actions[0].object_name(cache.pods(), &[]), marked);

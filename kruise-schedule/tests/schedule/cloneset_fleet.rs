@@ -21,6 +21,7 @@
 use crate::support::rollout::planning::cloneset;
 use crate::support::rollout::sim::{Fleet, fleet_pod, label};
 use k8s_openapi::api::core::v1::Pod;
+use kruise_schedule::planning::PlanRule;
 use proptest::prelude::*;
 use serde_json::json;
 

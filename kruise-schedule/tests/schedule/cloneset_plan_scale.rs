@@ -33,7 +33,9 @@ fn created(plan: &kruise_schedule::cloneset::Plan) -> Vec<(Pod, u32, Rule)> {
     plan.actions
         .iter()
         .filter_map(|a| match &a.kind {
-            ActionKind::CreatePod { pod, batch } => Some(((**pod).clone(), *batch, a.rule.clone())),
+            ActionKind::CreatePod { pod, batch, .. } => {
+                Some(((**pod).clone(), *batch, a.rule.clone()))
+            }
             _ => None,
         })
         .collect()
@@ -120,8 +122,9 @@ fn scale_up_below_partition_uses_the_current_revision() {
         update: "new_rev",
         known: &known,
     };
-    let input = PlanInput::new(&cs, &[], revisions, &now, &options);
-    let plan = plan(&input, &mut SeededIds::new(3));
+    let ids = SeededIds::new(3);
+    let input = PlanInput::new(&cs, &[], revisions, &now, &options, &ids);
+    let plan = plan(&input);
     let pods = created(&plan);
     let at: Vec<(&str, &str)> = pods
         .iter()
@@ -144,23 +147,21 @@ fn scale_up_below_partition_uses_the_current_revision() {
         "{at:?}"
     );
     // Without the current revision's data the plan stops with a typed error naming it.
+    let ids = SeededIds::new(3);
     let input = PlanInput::new(
         &cs,
         &[],
         Revisions::named("old_rev", "new_rev"),
         &now,
         &options,
+        &ids,
     );
-    let plan = plan_with_ids(&input);
+    let plan = kruise_schedule::cloneset::plan(&input);
     let error = plan.stopped.expect("stopped").to_string();
     assert!(
         error.contains("old_rev") && error.contains("default/cs"),
         "{error}"
     );
-}
-
-fn plan_with_ids(input: &PlanInput<'_>) -> kruise_schedule::cloneset::Plan {
-    plan(input, &mut SeededIds::new(3))
 }
 
 fn claim(name: &str, id: &str) -> PersistentVolumeClaim {

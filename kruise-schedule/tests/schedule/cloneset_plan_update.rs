@@ -54,10 +54,14 @@ fn plan_in_place(cs: &CloneSet, pods: &[Pod], old_image: &str, old_env: bool) ->
         update: "new_rev",
         known: &known,
     };
-    plan(
-        &PlanInput::new(cs, pods, revisions, &now, &options),
-        &mut SeededIds::new(1),
-    )
+    plan(&PlanInput::new(
+        cs,
+        pods,
+        revisions,
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ))
 }
 
 #[test]
@@ -174,7 +178,9 @@ fn in_place_when_possible_else_recreate() {
     let plan = plan_in_place(&cs, &pods, "nginx:0", false);
     assert_eq!(summary(&plan, &pods), ["updateInPlace p0 update"]);
     let ActionKind::UpdateInPlace {
-        spec, lifecycle, ..
+        spec,
+        lifecycle: Some(lifecycle),
+        ..
     } = &plan.actions[0].kind
     else {
         panic!()

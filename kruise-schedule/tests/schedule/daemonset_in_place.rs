@@ -11,7 +11,7 @@
 use crate::support::daemonset::*;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
-use kruise_schedule::daemonset::{ActionKind, KnownRevision, ReplaceHow, Rule, Step};
+use kruise_schedule::daemonset::{ActionKind, KnownRevision, Rule, Step, UpdateHow};
 use serde_json::{Value, json};
 
 /// A ControllerRevision as Go writes it for a template with this one container.
@@ -98,7 +98,7 @@ fn image_changes_go_in_place_others_recreate() {
     assert!(matches!(
         action.rule,
         Rule::Replace {
-            how: ReplaceHow::InPlace,
+            how: UpdateHow::InPlace,
             ..
         }
     ));

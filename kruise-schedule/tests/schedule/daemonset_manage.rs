@@ -52,7 +52,7 @@ fn the_created_pod_is_pinned_labelled_and_owned() {
     let ActionKind::CreatePod { pod, node, .. } = &plan.actions[0].kind else {
         panic!()
     };
-    assert_eq!(node, "n1");
+    assert_eq!(node.as_deref(), Some("n1"));
     let value = serde_json::to_value(pod.as_ref()).unwrap();
     assert_eq!(value["metadata"]["generateName"], "ds-");
     assert_eq!(value["metadata"]["namespace"], "ns");

@@ -337,7 +337,7 @@ impl Cluster {
                     pod.metadata.name = Some(format!("ds-{}", self.next_name));
                     self.next_name += 1;
                     pod.metadata.creation_timestamp = Some(Time(now));
-                    pod.spec.as_mut().unwrap().node_name = Some(node.clone());
+                    pod.spec.as_mut().unwrap().node_name = node.clone();
                     pod.status = Some(
                         serde_json::from_value(json!({"phase": "Running", "conditions": []}))
                             .unwrap(),

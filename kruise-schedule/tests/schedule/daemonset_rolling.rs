@@ -9,7 +9,7 @@
 )]
 
 use crate::support::daemonset::*;
-use kruise_schedule::daemonset::{ReplaceHow, Rule, Step};
+use kruise_schedule::daemonset::{Rule, Step, UpdateHow};
 use serde_json::json;
 
 const NAMES: [&str; 5] = ["a", "b", "c", "d", "e"];
@@ -30,7 +30,7 @@ fn unavailable_old_pods_are_replaced_beyond_the_budget() {
             position: 4,
             max_unavailable: 1,
             unavailable_nodes: 0,
-            how: ReplaceHow::Delete
+            how: UpdateHow::RecreatePolicy
         }
     );
     assert_eq!(

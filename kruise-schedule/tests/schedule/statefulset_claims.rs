@@ -12,7 +12,7 @@ use crate::support::asts;
 
 use crate::support::asts::{phase, pod, run_with, summary};
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
-use kruise_schedule::statefulset::{ActionKind, Error, Options, Wait};
+use kruise_schedule::statefulset::{ActionKind, Error, Options, SpecificKind, Wait};
 use serde_json::{Value, json};
 
 fn set_with_claims(extra: Value) -> kruise_api::apps::v1beta1::StatefulSet {
@@ -53,7 +53,7 @@ fn missing_claims_are_created_before_their_pod() {
         &[("app".to_owned(), "web".to_owned())].into()
     );
     assert_eq!(claim.metadata.namespace.as_deref(), Some("default"));
-    let ActionKind::CreatePod { pod } = &plan.actions[2].kind else {
+    let ActionKind::CreatePod { pod, .. } = &plan.actions[2].kind else {
         panic!()
     };
     let volume = &pod.spec.as_ref().unwrap().volumes.as_ref().unwrap()[0];
@@ -125,9 +125,9 @@ fn retention_policy_owner_references() {
         summary(&plan, &pods, &claims),
         ["owners data-web-0", "owners data-web-1", "delete web-1"]
     );
-    let ActionKind::UpdateClaimOwners {
+    let ActionKind::Specific(SpecificKind::UpdateClaimOwners {
         owner_references, ..
-    } = &plan.actions[0].kind
+    }) = &plan.actions[0].kind
     else {
         panic!()
     };
@@ -138,9 +138,9 @@ fn retention_policy_owner_references() {
             .collect::<Vec<_>>(),
         ["set-uid"]
     );
-    let ActionKind::UpdateClaimOwners {
+    let ActionKind::Specific(SpecificKind::UpdateClaimOwners {
         owner_references, ..
-    } = &plan.actions[1].kind
+    }) = &plan.actions[1].kind
     else {
         panic!()
     };

@@ -102,7 +102,11 @@ fn in_place_if_possible_updates_the_image_in_place() {
     // A pod with a lifecycle state gets Updating in the same write.
     let pods = vec![state(pod("web-0", "r1"), "Normal")];
     let plan = run(&set, &pods);
-    let ActionKind::UpdateInPlace { lifecycle, .. } = &plan.actions[0].kind else {
+    let ActionKind::UpdateInPlace {
+        lifecycle: Some(lifecycle),
+        ..
+    } = &plan.actions[0].kind
+    else {
         panic!()
     };
     assert_eq!(lifecycle.to.as_ref().unwrap().as_str(), "Updating");
@@ -268,7 +272,7 @@ fn pre_delete_hook_turns_deletions_into_preparing_delete() {
 fn new_pods_start_normal_unless_a_pre_normal_hook_waits() {
     let set = asts::set(json!({"replicas": 1}));
     let plan = run(&set, &[]);
-    let ActionKind::CreatePod { pod } = &plan.actions[0].kind else {
+    let ActionKind::CreatePod { pod, .. } = &plan.actions[0].kind else {
         panic!()
     };
     assert_eq!(
@@ -280,7 +284,7 @@ fn new_pods_start_normal_unless_a_pre_normal_hook_waits() {
         json!({"replicas": 1, "lifecycle": {"preNormal": {"labelsHandler": {"ready-for-traffic": "yes"}}}}),
     );
     let plan = run(&set, &[]);
-    let ActionKind::CreatePod { pod } = &plan.actions[0].kind else {
+    let ActionKind::CreatePod { pod, .. } = &plan.actions[0].kind else {
         panic!()
     };
     assert_eq!(

@@ -200,7 +200,8 @@ fn start_ordinal_only_with_the_gate() {
         }
     ));
     // The new pods carry their identity.
-    let kruise_schedule::statefulset::ActionKind::CreatePod { pod } = &plan.actions[0].kind else {
+    let kruise_schedule::statefulset::ActionKind::CreatePod { pod, .. } = &plan.actions[0].kind
+    else {
         panic!()
     };
     let labels = pod.metadata.labels.as_ref().unwrap();

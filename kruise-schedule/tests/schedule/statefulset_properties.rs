@@ -83,7 +83,7 @@ impl Fleet {
         let mut deleted: HashSet<String> = HashSet::new();
         for action in &plan.actions {
             match &action.kind {
-                ActionKind::CreatePod { pod } => {
+                ActionKind::CreatePod { pod, .. } => {
                     let mut new = (**pod).clone();
                     new.metadata.uid = Some(format!(
                         "uid-{}-{}",
@@ -214,7 +214,7 @@ fn check(case: &Case, range: &OrdinalRange, pods: &[Pod], plan: &Plan) {
         .actions
         .iter()
         .filter_map(|a| match &a.kind {
-            ActionKind::CreatePod { pod } => {
+            ActionKind::CreatePod { pod, .. } => {
                 ordinal_of(pod.metadata.name.as_deref().unwrap()).map(i64::from)
             }
             _ => None,

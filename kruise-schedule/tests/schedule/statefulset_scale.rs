@@ -265,8 +265,9 @@ fn identity_is_repaired() {
     let pods = vec![p];
     let plan = run(&set, &pods);
     assert_eq!(summary(&plan, &pods, &[]), ["identity web-0"]);
-    let kruise_schedule::statefulset::ActionKind::UpdateIdentity { updated, .. } =
-        &plan.actions[0].kind
+    let kruise_schedule::statefulset::ActionKind::Specific(
+        kruise_schedule::statefulset::SpecificKind::UpdateIdentity { updated, .. },
+    ) = &plan.actions[0].kind
     else {
         panic!()
     };

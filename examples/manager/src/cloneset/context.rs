@@ -214,8 +214,8 @@ impl Shared {
     }
 
     /// Runs `f` with the instance-id source.
-    pub fn with_ids<T>(&self, f: impl FnOnce(&mut dyn InstanceIds) -> T) -> T {
-        let mut ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&mut *ids)
+    pub fn with_ids<T>(&self, f: impl FnOnce(&dyn InstanceIds) -> T) -> T {
+        let ids = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&*ids)
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
-use kruise_schedule::cloneset::{ActionKind, Plan, Rule, Target};
+use kruise_schedule::cloneset::{ActionKind, Plan, Rule, SpecificKind, Target};
 use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
 
@@ -89,7 +89,7 @@ pub async fn execute(
                 while let Some(current) = next {
                     match &current.kind {
                         ActionKind::CreateClaim { claim } => pending_claims.push(claim.as_ref()),
-                        ActionKind::CreatePod { pod, batch } => creations.push(Creation {
+                        ActionKind::CreatePod { pod, batch, .. } => creations.push(Creation {
                             batch: *batch,
                             claims: std::mem::take(&mut pending_claims),
                             pod: pod.as_ref(),
@@ -116,7 +116,7 @@ pub async fn execute(
                     .map_err(fail)?;
                 executed.deleted += 1;
             }
-            ActionKind::DeleteClaim { claim } => {
+            ActionKind::Specific(SpecificKind::DeleteClaim { claim }) => {
                 let Some(claim) = subject.claims.get(*claim) else {
                     continue;
                 };
@@ -169,7 +169,7 @@ pub async fn execute(
                                     ),
                                 );
                             }
-                            ActionKind::MarkSpecifiedDelete { .. } => {
+                            ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { .. }) => {
                                 shared.events.record(
                                     subject.reference,
                                     Record::marked_for_recreate(&pod.name_any(), revision).about(
@@ -194,7 +194,7 @@ pub async fn execute(
                                         .about("Pod", subject.namespace, &pod.name_any())
                                 });
                             }
-                            ActionKind::MarkSpecifiedDelete { .. } => {
+                            ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { .. }) => {
                                 record_failure(shared, subject, &error, || {
                                     Record::recreate_failed(&pod.name_any(), revision, &error)
                                         .about("Pod", subject.namespace, &pod.name_any())

@@ -167,19 +167,22 @@ async fn reconcile_with(
         .map(|r| RevisionRef::from(r.as_ref()))
         .collect();
     let now = Timestamp::now().to_zoned(TimeZone::UTC);
-    let input = PlanInput::from_cache(
-        cloneset,
-        facts,
-        Revisions {
-            current: &current_name,
-            update: &update_name,
-            known: &known,
-        },
-        &now,
-        &shared.options,
-    )
-    .with_claims(&claims);
-    let plan = shared.with_ids(|ids| plan(&input, ids));
+    let plan = shared.with_ids(|ids| {
+        let input = PlanInput::from_cache(
+            cloneset,
+            facts,
+            Revisions {
+                current: &current_name,
+                update: &update_name,
+                known: &known,
+            },
+            &now,
+            &shared.options,
+            ids,
+        )
+        .with_claims(&claims);
+        plan(&input)
+    });
     for ignored in &plan.ignored {
         tracing::debug!(cloneset = %key, ?ignored, "a spec value does not parse; read as 0 like upstream");
     }

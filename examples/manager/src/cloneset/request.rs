@@ -117,6 +117,7 @@ mod tests {
     use kruise_inplace::{UpdateSpec, calculate_templates};
     use kruise_lifecycle::Transition;
     use kruise_lifecycle::change::{MetadataChange, PodChange, StatusChange};
+    use kruise_schedule::cloneset::SpecificKind;
     use serde_json::json;
 
     use super::*;
@@ -146,7 +147,7 @@ mod tests {
     #[test]
     fn label_actions_are_conditional_strategic_merges() {
         let writes = pod_writes(
-            &ActionKind::MarkSpecifiedDelete { pod: 0 },
+            &ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { pod: 0 }),
             &pod(),
             now(),
             &UpdateOptions::default(),
@@ -250,7 +251,7 @@ mod tests {
         let kind = ActionKind::UpdateInPlace {
             pod: 0,
             spec: Arc::new(spec),
-            lifecycle: Arc::new(Transition::default()),
+            lifecycle: Some(Arc::new(Transition::default())),
         };
         let writes = pod_writes(&kind, &pod(), now(), &options).unwrap();
         assert!(!writes.is_empty());

@@ -7,7 +7,9 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::{Timestamp, Zoned, tz::TimeZone};
 use kruise_api::apps::v1beta1::StatefulSet;
 use kruise_inplace::calculate::RevisionRef;
-use kruise_schedule::statefulset::{ActionKind, Options, Plan, PlanInput, Revisions, plan};
+use kruise_schedule::statefulset::{
+    ActionKind, Options, Plan, PlanInput, Revisions, SpecificKind, plan,
+};
 use serde_json::{Value, json};
 
 pub const NOW: &str = "2024-05-01T10:00:00Z";
@@ -178,7 +180,7 @@ pub fn summary(plan: &Plan, pods: &[Pod], claims: &[PersistentVolumeClaim]) -> V
         .map(|action| {
             let name = action.object_name(pods, claims);
             match &action.kind {
-                ActionKind::CreatePod { pod } => format!(
+                ActionKind::CreatePod { pod, .. } => format!(
                     "create {name}@{}",
                     pod.metadata.labels.as_ref().unwrap()["controller-revision-hash"]
                 ),
@@ -190,8 +192,12 @@ pub fn summary(plan: &Plan, pods: &[Pod], claims: &[PersistentVolumeClaim]) -> V
                 ),
                 ActionKind::RefreshInPlace { .. } => format!("refresh {name}"),
                 ActionKind::UpdateInPlace { .. } => format!("inplace {name}"),
-                ActionKind::UpdateIdentity { .. } => format!("identity {name}"),
-                ActionKind::UpdateClaimOwners { .. } => format!("owners {name}"),
+                ActionKind::Specific(SpecificKind::UpdateIdentity { .. }) => {
+                    format!("identity {name}")
+                }
+                ActionKind::Specific(SpecificKind::UpdateClaimOwners { .. }) => {
+                    format!("owners {name}")
+                }
                 other => format!("{} {name}", other.name()),
             }
         })

@@ -15,6 +15,7 @@ use kruise_api::apps::v1beta1::DaemonSet;
 use kruise_schedule::daemonset::{
     ActionKind, KnownRevision, Options, Plan, PlanInput, Revisions, plan,
 };
+use kruise_schedule::planning::PlanRule;
 use serde_json::{Value, json};
 
 pub const NEW: &str = "new-hash";
@@ -130,7 +131,7 @@ pub fn created(plan: &Plan) -> Vec<String> {
     plan.actions
         .iter()
         .filter_map(|a| match &a.kind {
-            ActionKind::CreatePod { node, .. } => Some(node.clone()),
+            ActionKind::CreatePod { node, .. } => node.clone(),
             _ => None,
         })
         .collect()

@@ -4,6 +4,7 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::{Zoned, tz::TimeZone};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_schedule::cloneset::{ActionKind, Options, Plan, PlanInput, Revisions, SeededIds, plan};
+use kruise_schedule::planning::PlanRule;
 use serde_json::{Value, json};
 
 /// A v1beta1 CloneSet `cs` in `default` with the given spec fields merged over a base (3 replicas, one
@@ -36,14 +37,16 @@ pub fn now() -> Zoned {
 /// Plans with revisions `old_rev` (current) and `new_rev` (update), no claims, the given options.
 pub fn plan_with(cs: &CloneSet, pods: &[Pod], options: &Options) -> Plan {
     let now = now();
+    let ids = SeededIds::new(1);
     let input = PlanInput::new(
         cs,
         pods,
         Revisions::named("old_rev", "new_rev"),
         &now,
         options,
+        &ids,
     );
-    plan(&input, &mut SeededIds::new(1))
+    plan(&input)
 }
 
 /// Plans with upstream's default options.
@@ -55,15 +58,17 @@ pub fn plan_of(cs: &CloneSet, pods: &[Pod]) -> Plan {
 pub fn plan_claims(cs: &CloneSet, pods: &[Pod], claims: &[PersistentVolumeClaim]) -> Plan {
     let now = now();
     let options = Options::default();
+    let ids = SeededIds::new(1);
     let input = PlanInput::new(
         cs,
         pods,
         Revisions::named("old_rev", "new_rev"),
         &now,
         &options,
+        &ids,
     )
     .with_claims(claims);
-    plan(&input, &mut SeededIds::new(1))
+    plan(&input)
 }
 
 /// `kind object rule` per action.

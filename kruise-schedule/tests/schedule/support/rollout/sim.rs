@@ -9,7 +9,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::{SignedDuration, Timestamp, Zoned, tz::TimeZone};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_inplace::calculate::RevisionRef;
-use kruise_schedule::cloneset::{ActionKind, Options, Plan, PlanInput, Revisions, SeededIds, plan};
+use kruise_schedule::cloneset::{
+    ActionKind, Options, Plan, PlanInput, Revisions, SeededIds, SpecificKind, plan,
+};
 use serde_json::Value;
 
 /// The simulation's dice: the libraries' one deterministic stream.
@@ -98,9 +100,17 @@ impl Fleet {
             known: &known,
         };
         let now = self.zoned();
-        let input = PlanInput::new(&self.cloneset, &self.pods, revisions, &now, &self.options);
         // The id stream is part of the input: clone it so planning twice gives the same ids.
-        plan(&input, &mut self.ids.clone())
+        let ids = self.ids.clone();
+        let input = PlanInput::new(
+            &self.cloneset,
+            &self.pods,
+            revisions,
+            &now,
+            &self.options,
+            &ids,
+        );
+        plan(&input)
     }
 
     /// Applies `plan` as a controller and the API server would, then keeps the id stream in step.
@@ -128,8 +138,10 @@ impl Fleet {
                 ActionKind::Lifecycle { pod, transition } => {
                     transition.change.apply_to(&mut self.pods[*pod]);
                 }
-                kind @ (ActionKind::MarkSpecifiedDelete { pod }
-                | ActionKind::FixPodTemplateHash { pod, .. }) => {
+                kind @ ActionKind::Specific(
+                    SpecificKind::MarkSpecifiedDelete { pod }
+                    | SpecificKind::FixPodTemplateHash { pod, .. },
+                ) => {
                     kind.metadata_change()
                         .unwrap()
                         .apply_to(&mut self.pods[*pod]);
@@ -137,7 +149,8 @@ impl Fleet {
                 ActionKind::RefreshInPlace { pod, outcome } => {
                     self.pods[*pod] = outcome.pod.clone();
                 }
-                ActionKind::CreateClaim { .. } | ActionKind::DeleteClaim { .. } => {}
+                ActionKind::CreateClaim { .. }
+                | ActionKind::Specific(SpecificKind::DeleteClaim { .. }) => {}
                 other => panic!("the simulation does not update in place: {other:?}"),
             }
         }
