@@ -24,13 +24,13 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob};
+use kruise_runtime::events::{EventRecord, EventSink};
 use kruise_schedule::advanced_cron_job::{self, Action as Decision, Child, NewChild, PlanOptions};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::Store;
 use kube::runtime::{Controller, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -70,7 +70,7 @@ struct Shared {
     client: Client,
     jobs: Store<Job>,
     broadcast_jobs: Store<BroadcastJob>,
-    recorder: Recorder,
+    events: EventSink,
 }
 
 impl Retry for AdvancedCronJobError {
@@ -102,7 +102,7 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         client: client.clone(),
         jobs,
         broadcast_jobs,
-        recorder: Recorder::new(client.clone(), context.reporter.clone()),
+        events: context.event_sink("kruise-manager"),
     });
     let controller = Controller::new(
         Api::<AdvancedCronJob>::all(client.clone()),
@@ -173,7 +173,7 @@ async fn reconcile_acj(
         .map_err(fail("writing the status".into()))?;
     }
     for warning in &plan.warnings {
-        publish(shared, acj, true, warning.reason(), &warning.to_string()).await;
+        publish(shared, acj, true, warning.reason(), &warning.to_string());
     }
     // 2. History (failures are only logged, as upstream does).
     for child in &plan.delete_finished {
@@ -185,14 +185,14 @@ async fn reconcile_acj(
     match &plan.action {
         Decision::InvalidSchedule(error) => {
             let message = format!("spec.schedule {:?}: {error}", acj.spec.schedule);
-            publish(shared, acj, true, "InvalidSchedule", &message).await;
+            publish(shared, acj, true, "InvalidSchedule", &message);
         }
         Decision::MissingTemplate(missed) => {
             let message = format!(
                 "a run was due at {} but the template is missing",
                 missed.scheduled.to_rfc3339()
             );
-            publish(shared, acj, true, "MissingTemplate", &message).await;
+            publish(shared, acj, true, "MissingTemplate", &message);
         }
         Decision::Run(run) => {
             for child in &run.delete_active {
@@ -208,8 +208,7 @@ async fn reconcile_acj(
                         "Deleted job {} (concurrencyPolicy Replace)",
                         child.name.as_deref().unwrap_or_default()
                     ),
-                )
-                .await;
+                );
             }
             create_child(shared, acj, &run.child)
                 .await
@@ -261,8 +260,7 @@ async fn create_child(
                 true,
                 "UnsupportedTemplate",
                 "kruise-rs does not run ImageListPullJob templates; no job was created",
-            )
-            .await;
+            );
             return Ok(());
         }
     };
@@ -274,8 +272,7 @@ async fn create_child(
                 false,
                 "SuccessfulCreate",
                 &format!("Created job {}", child.name()),
-            )
-            .await;
+            );
             Ok(())
         }
         // Created by an earlier reconcile whose child the store has not seen yet.
@@ -287,8 +284,7 @@ async fn create_child(
                 true,
                 "FailedCreate",
                 &format!("Error creating job {}: {error}", child.name()),
-            )
-            .await;
+            );
             Err(error)
         }
     }
@@ -318,27 +314,19 @@ async fn delete_child(shared: &Shared, child: &ObjectReference) -> Result<(), ku
     }
 }
 
-async fn publish(
+fn publish(
     shared: &Shared,
     acj: &AdvancedCronJob,
     warning: bool,
-    reason: &str,
+    reason: &'static str,
     message: &str,
 ) {
-    let event = Event {
-        type_: if warning {
-            EventType::Warning
-        } else {
-            EventType::Normal
-        },
-        reason: reason.to_owned(),
-        note: Some(message.to_owned()),
-        action: reason.to_owned(),
-        secondary: None,
+    let record = if warning {
+        EventRecord::warning(reason, message.to_owned())
+    } else {
+        EventRecord::normal(reason, message.to_owned())
     };
-    if let Err(error) = shared.recorder.publish(&event, &acj.object_ref(&())).await {
-        tracing::debug!(%error, acj = %object_key(acj), "recording an event failed");
-    }
+    shared.events.record_for(acj, record);
 }
 
 #[cfg(test)]

@@ -24,14 +24,14 @@ use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::BroadcastJob;
 use kruise_api::keys::broadcastjob::CONTROLLER_UID_LABEL;
+use kruise_runtime::events::{EventRecord, EventSink};
 use kruise_runtime::{Change, Indexed};
 use kruise_schedule::broadcast_job::{self, Plan, PlanInput};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 
 use super::actions::{self, ActionError};
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -78,7 +78,7 @@ struct Shared {
     /// The pods of the informer, by the `controller-uid` label.
     pods: Indexed<Pod>,
     nodes: Store<Node>,
-    recorder: Recorder,
+    events: EventSink,
 }
 
 impl Retry for BroadcastJobError {
@@ -130,7 +130,7 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         client: client.clone(),
         pods,
         nodes,
-        recorder: Recorder::new(client.clone(), context.reporter.clone()),
+        events: context.event_sink("kruise-manager"),
     });
     let job_informer = context.informers.get::<BroadcastJob>();
     let jobs = job_informer.store();
@@ -238,8 +238,7 @@ async fn execute(
                     true,
                     "FailedCreate",
                     &format!("pod on node {node}: {error}"),
-                )
-                .await;
+                );
                 return Err(api_error(error));
             }
         }
@@ -256,7 +255,7 @@ async fn execute(
         }
     }
     for event in &plan.events {
-        publish(shared, job, event.warning, event.reason, &event.message).await;
+        publish(shared, job, event.warning, event.reason, &event.message);
     }
     if plan.pause {
         let patch = serde_json::json!({"spec": {"paused": true}});
@@ -274,19 +273,17 @@ async fn execute(
     Ok(())
 }
 
-async fn publish(shared: &Shared, job: &BroadcastJob, warning: bool, reason: &str, message: &str) {
-    let event = Event {
-        type_: if warning {
-            EventType::Warning
-        } else {
-            EventType::Normal
-        },
-        reason: reason.to_owned(),
-        note: Some(message.to_owned()),
-        action: reason.to_owned(),
-        secondary: None,
+fn publish(
+    shared: &Shared,
+    job: &BroadcastJob,
+    warning: bool,
+    reason: &'static str,
+    message: &str,
+) {
+    let record = if warning {
+        EventRecord::warning(reason, message.to_owned())
+    } else {
+        EventRecord::normal(reason, message.to_owned())
     };
-    if let Err(error) = shared.recorder.publish(&event, &job.object_ref(&())).await {
-        tracing::debug!(%error, job = %object_key(job), "recording an event failed");
-    }
+    shared.events.record_for(job, record);
 }

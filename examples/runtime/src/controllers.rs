@@ -26,6 +26,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::EventSink;
 use crate::informer::Informers;
 use kube::Client;
 use kube::runtime::events::Reporter;
@@ -60,6 +61,21 @@ pub struct ControllerContext {
     /// The informers every controller of this run shares: one watch and one stored copy per kind (ask
     /// for pods with `context.informers.get::<Pod>()`, never start a pod watch of your own).
     pub informers: Informers,
+}
+
+impl ControllerContext {
+    /// The Event sink of a controller, reporting as `component` (upstream's component name, e.g.
+    /// `cloneset-controller`) from this instance.
+    #[must_use]
+    pub fn event_sink(&self, component: &str) -> EventSink {
+        EventSink::spawn(
+            self.client.clone(),
+            Reporter {
+                controller: component.to_owned(),
+                instance: self.reporter.instance.clone(),
+            },
+        )
+    }
 }
 
 /// A controller the manager runs while leading.

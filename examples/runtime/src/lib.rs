@@ -13,6 +13,7 @@ pub mod actions;
 pub mod controllers;
 pub mod cri;
 pub mod duration;
+pub mod events;
 pub mod expectations;
 pub mod harness;
 pub mod informer;

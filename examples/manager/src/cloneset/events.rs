@@ -1,6 +1,5 @@
-//! The Kubernetes Events the CloneSet controller records, with upstream's reasons and messages, and the
-//! sink that publishes them in the background (a reconcile never waits for an Event; when the queue is
-//! full, Events are dropped and logged rather than slowing the controller).
+//! The Kubernetes Events the CloneSet controller records, with upstream's reasons and messages, published
+//! through the runtime's [`EventSink`] (a reconcile never waits for an Event).
 //!
 //! | reason | type | when |
 //! |---|---|---|
@@ -17,72 +16,33 @@
 //! | `CreatedImagePullJob` | Normal | an image pre-download job was created |
 //! | `FailedCreateImagePullJob` | Normal (as upstream) | creating it failed for another reason than existing |
 
-use k8s_openapi::api::core::v1::ObjectReference;
-use kube::Client;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use tokio::sync::mpsc;
+pub use kruise_runtime::events::{EventRecord, EventSink};
 
 /// The component name upstream's CloneSet Events carry.
 pub const COMPONENT: &str = "cloneset-controller";
 
-/// How many Events may wait to be published.
-const QUEUE: usize = 1024;
-
-/// One Event about a CloneSet.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Record {
-    /// Normal or Warning.
-    pub warning: bool,
-    /// The reason (`SuccessfulCreate`, ...).
-    pub reason: &'static str,
-    /// The message.
-    pub message: String,
-    /// The pod or claim acted on (the Event's `related` object). Events about different pods are kept
-    /// apart; without it, Events with the same reason about the CloneSet are counted as one series.
-    pub related: Option<ObjectReference>,
-}
+/// The Events of the CloneSet controller, with upstream's reasons and messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Record;
 
 impl Record {
-    fn normal(reason: &'static str, message: String) -> Self {
-        Self {
-            warning: false,
-            reason,
-            message,
-            related: None,
-        }
+    fn normal(reason: &'static str, message: String) -> EventRecord {
+        EventRecord::normal(reason, message)
     }
 
-    fn warning(reason: &'static str, message: String) -> Self {
-        Self {
-            warning: true,
-            reason,
-            message,
-            related: None,
-        }
-    }
-
-    /// The same Event, about the pod or claim `name` of kind `kind` in `namespace` as well.
-    #[must_use]
-    pub fn about(mut self, kind: &str, namespace: &str, name: &str) -> Self {
-        self.related = Some(ObjectReference {
-            api_version: Some("v1".to_owned()),
-            kind: Some(kind.to_owned()),
-            namespace: Some(namespace.to_owned()),
-            name: Some(name.to_owned()),
-            ..ObjectReference::default()
-        });
-        self
+    fn warning(reason: &'static str, message: String) -> EventRecord {
+        EventRecord::warning(reason, message)
     }
 
     /// A pod was created.
     #[must_use]
-    pub fn created(pod: &str) -> Self {
+    pub fn created(pod: &str) -> EventRecord {
         Self::normal("SuccessfulCreate", format!("succeed to create pod {pod}"))
     }
 
     /// Creating a pod failed.
     #[must_use]
-    pub fn create_failed(pod: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn create_failed(pod: &str, error: &dyn std::fmt::Display) -> EventRecord {
         Self::warning(
             "FailedCreate",
             format!("failed to create pod: {error}, pod: {pod}"),
@@ -91,7 +51,7 @@ impl Record {
 
     /// Creating a claim failed.
     #[must_use]
-    pub fn claim_create_failed(claim: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn claim_create_failed(claim: &str, error: &dyn std::fmt::Display) -> EventRecord {
         Self::warning(
             "FailedCreate",
             format!("failed to create pvc: {error}, pvc: {claim}"),
@@ -100,13 +60,13 @@ impl Record {
 
     /// A pod was deleted.
     #[must_use]
-    pub fn deleted(pod: &str) -> Self {
+    pub fn deleted(pod: &str) -> EventRecord {
         Self::normal("SuccessfulDelete", format!("succeed to delete pod {pod}"))
     }
 
     /// Deleting a pod failed.
     #[must_use]
-    pub fn delete_failed(pod: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn delete_failed(pod: &str, error: &dyn std::fmt::Display) -> EventRecord {
         Self::warning(
             "FailedDelete",
             format!("failed to delete pod {pod}: {error}"),
@@ -115,7 +75,7 @@ impl Record {
 
     /// Deleting a claim failed.
     #[must_use]
-    pub fn claim_delete_failed(claim: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn claim_delete_failed(claim: &str, error: &dyn std::fmt::Display) -> EventRecord {
         Self::warning(
             "FailedDelete",
             format!("failed to delete pvc {claim}: {error}"),
@@ -124,7 +84,7 @@ impl Record {
 
     /// A pod was updated in place to `revision`.
     #[must_use]
-    pub fn updated_in_place(pod: &str, revision: &str) -> Self {
+    pub fn updated_in_place(pod: &str, revision: &str) -> EventRecord {
         Self::normal(
             "SuccessfulUpdatePodInPlace",
             format!("successfully update pod {pod} in-place(revision {revision})"),
@@ -133,7 +93,11 @@ impl Record {
 
     /// An in-place update to `revision` failed.
     #[must_use]
-    pub fn in_place_failed(pod: &str, revision: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn in_place_failed(
+        pod: &str,
+        revision: &str,
+        error: &dyn std::fmt::Display,
+    ) -> EventRecord {
         Self::warning(
             "FailedUpdatePodInPlace",
             format!("failed to update pod {pod} in-place(revision {revision}): {error}"),
@@ -142,7 +106,7 @@ impl Record {
 
     /// A pod was marked to be recreated at `revision`.
     #[must_use]
-    pub fn marked_for_recreate(pod: &str, revision: &str) -> Self {
+    pub fn marked_for_recreate(pod: &str, revision: &str) -> EventRecord {
         Self::normal(
             "SuccessfulUpdatePodReCreate",
             format!(
@@ -153,7 +117,11 @@ impl Record {
 
     /// Marking a pod to be recreated failed.
     #[must_use]
-    pub fn recreate_failed(pod: &str, revision: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn recreate_failed(
+        pod: &str,
+        revision: &str,
+        error: &dyn std::fmt::Display,
+    ) -> EventRecord {
         Self::warning(
             "FailedUpdatePodReCreate",
             format!(
@@ -164,7 +132,7 @@ impl Record {
 
     /// `scaleStrategy.maxUnavailable` limits creations to `limit`.
     #[must_use]
-    pub fn scale_up_limited(limit: i64) -> Self {
+    pub fn scale_up_limited(limit: i64) -> EventRecord {
         Self::warning(
             "ScaleUpLimited",
             format!("scaleUp is limited because of scaleStrategy.maxUnavailable, limit: {limit}"),
@@ -174,7 +142,7 @@ impl Record {
     /// A pod was left out of the refresh and update because something it carries cannot be read; the
     /// other pods go on.
     #[must_use]
-    pub fn skipped_pod(pod: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn skipped_pod(pod: &str, error: &dyn std::fmt::Display) -> EventRecord {
         Self::warning(
             "SkippedPod",
             format!("pod {pod} is left out of the update: {error}"),
@@ -183,7 +151,7 @@ impl Record {
 
     /// An ImagePullJob pre-downloading `image` was created.
     #[must_use]
-    pub fn created_image_pull_job(job: &str, image: &str) -> Self {
+    pub fn created_image_pull_job(job: &str, image: &str) -> EventRecord {
         Self::normal(
             "CreatedImagePullJob",
             format!("created ImagePullJob {job} for image: {image}"),
@@ -192,84 +160,25 @@ impl Record {
 
     /// Creating an ImagePullJob failed (upstream records it as a Normal Event).
     #[must_use]
-    pub fn image_pull_job_failed(job: &str, error: &dyn std::fmt::Display) -> Self {
+    pub fn image_pull_job_failed(job: &str, error: &dyn std::fmt::Display) -> EventRecord {
         Self::normal(
             "FailedCreateImagePullJob",
             format!("failed to create ImagePullJob {job}: {error}"),
         )
     }
-
-    fn event(&self) -> Event {
-        Event {
-            type_: if self.warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            },
-            reason: self.reason.to_owned(),
-            note: Some(self.message.clone()),
-            action: self.reason.to_owned(),
-            secondary: self.related.clone(),
-        }
-    }
-}
-
-/// Where the controller sends Events; cheap to clone.
-#[derive(Clone, Debug)]
-pub struct EventSink {
-    sender: Option<mpsc::Sender<(ObjectReference, Record)>>,
-}
-
-impl EventSink {
-    /// A sink publishing through `client` as `reporter`, from a background task that ends when every
-    /// sink clone is dropped.
-    #[must_use]
-    pub fn spawn(client: Client, reporter: Reporter) -> Self {
-        let (sender, mut receiver) = mpsc::channel::<(ObjectReference, Record)>(QUEUE);
-        let recorder = Recorder::new(client, reporter);
-        tokio::spawn(async move {
-            while let Some((reference, record)) = receiver.recv().await {
-                match recorder.publish(&record.event(), &reference).await {
-                    Ok(()) => {
-                        tracing::debug!(reason = record.reason, message = %record.message, "recorded an Event");
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, reason = record.reason, "recording an Event failed");
-                    }
-                }
-            }
-        });
-        Self {
-            sender: Some(sender),
-        }
-    }
-
-    /// A sink that drops everything (tests).
-    #[must_use]
-    pub fn disabled() -> Self {
-        Self { sender: None }
-    }
-
-    /// Queues an Event about the object `regarding`.
-    pub fn record(&self, regarding: &ObjectReference, record: Record) {
-        let Some(sender) = &self.sender else {
-            return;
-        };
-        if let Err(error) = sender.try_send((regarding.clone(), record)) {
-            tracing::warn!(%error, "the Event queue is full; dropping an Event");
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use kube::runtime::events::EventType;
+
     use super::*;
 
     #[test]
     fn reasons_and_messages_are_upstream_s() {
         assert_eq!(
             Record::created("web-abcde"),
-            Record {
+            EventRecord {
                 warning: false,
                 reason: "SuccessfulCreate",
                 message: "succeed to create pod web-abcde".into(),

@@ -16,7 +16,7 @@ use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
 use super::error::ReconcileError;
-use super::events::Record;
+use super::events::{EventRecord, Record};
 use super::request::{Body, PodWrite, pod_writes};
 use super::watch::key_of;
 use crate::actions::{self, ActionError};
@@ -235,7 +235,7 @@ fn record_failure(
     shared: &Shared,
     subject: &Subject<'_>,
     error: &ActionError,
-    record: impl FnOnce() -> Record,
+    record: impl FnOnce() -> EventRecord,
 ) {
     if !matches!(error, ActionError::Conflict { .. }) {
         shared.events.record(subject.reference, record());

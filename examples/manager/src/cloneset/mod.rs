@@ -48,14 +48,13 @@ use kruise_api::apps::v1beta1::CloneSet;
 use kruise_schedule::cloneset::Options;
 use kube::runtime::Controller;
 use kube::runtime::controller::Config;
-use kube::runtime::events::Reporter;
 use kube::runtime::reflector::{self, ObjectRef, reflector};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
 use self::context::Shared;
-use self::events::{COMPONENT, EventSink};
+use self::events::COMPONENT;
 use self::gates::CloneSetGates;
 use kruise_runtime::harness;
 
@@ -204,11 +203,7 @@ fn forget_deleted(shared: &Shared, event: &watcher::Event<CloneSet>) {
 
 async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
     let client = context.client.clone();
-    let reporter = Reporter {
-        controller: COMPONENT.into(),
-        instance: context.reporter.instance.clone(),
-    };
-    let events = EventSink::spawn(client.clone(), reporter);
+    let events = context.event_sink(COMPONENT);
     let pod_informer = context.informers.get::<Pod>();
     let shared = Arc::new(
         Shared::new(
@@ -315,7 +310,7 @@ mod tests {
         let metrics = Metrics::new();
         let shared = Arc::new(Shared::new(
             offline_client(),
-            EventSink::disabled(),
+            events::EventSink::disabled(),
             Options::default(),
             metrics.controller("cloneset"),
         ));
@@ -355,7 +350,7 @@ mod tests {
     async fn a_deleted_clonesets_pod_facts_are_dropped() {
         let shared = Shared::new(
             offline_client(),
-            EventSink::disabled(),
+            events::EventSink::disabled(),
             Options::default(),
             Metrics::new().controller("cloneset"),
         );

@@ -39,7 +39,6 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{Controller, WatchStreamExt};
 use kube::{Api, ResourceExt};
 
-use self::events::EventSink;
 use self::pod_index::{InjectedPodIndex, injected_sidecarsets};
 use self::reconcile::Shared;
 use kruise_runtime::harness;
@@ -81,11 +80,7 @@ async fn run(
     context: ControllerContext,
 ) -> Result<(), ControllerError> {
     let client = context.client.clone();
-    let reporter = kube::runtime::events::Reporter {
-        controller: COMPONENT.into(),
-        instance: context.reporter.instance.clone(),
-    };
-    let events = EventSink::spawn(client.clone(), reporter);
+    let events = context.event_sink(COMPONENT);
     let pod_informer = context.informers.get::<Pod>();
     let pods = InjectedPodIndex::new(&pod_informer);
     let (revision_store, revision_writer) = reflector::store::<ControllerRevision>();

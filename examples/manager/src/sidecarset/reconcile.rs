@@ -278,7 +278,7 @@ async fn settle_revisions(
             .await?;
         }
         LatestRevision::Create(revision) => match actions::create(&api, revision).await {
-            Ok(_) => shared.events.record(
+            Ok(_) => shared.events.record_for(
                 sidecarset,
                 Record::normal(
                     "CreateRevision",
@@ -367,10 +367,10 @@ async fn execute(
                 }
                 shared
                     .events
-                    .record(sidecarset, Record::for_action(action.reason, &key));
+                    .record_for(sidecarset, action_event(action.reason, &key));
             }
             Err(error) => {
-                shared.events.record(
+                shared.events.record_for(
                     sidecarset,
                     Record::warning(
                         "FailedUpdatePod",
@@ -402,20 +402,20 @@ fn conflict_on_failed_test(error: ActionError) -> ActionError {
     }
 }
 
-impl Record {
-    /// The Event of a successful pod action.
-    #[must_use]
-    pub fn for_action(reason: Reason, pod: &str) -> Self {
+/// The Event of a successful pod action.
+#[must_use]
+pub fn action_event(reason: Reason, pod: &str) -> Record {
+    {
         match reason {
-            Reason::Upgrade => Self::normal(
+            Reason::Upgrade => Record::normal(
                 "UpgradeSidecars",
                 format!("upgraded the sidecars of pod {pod} in place"),
             ),
-            Reason::ResetHotUpgrade => Self::normal(
+            Reason::ResetHotUpgrade => Record::normal(
                 "ResetHotUpgradeContainer",
                 format!("reset the idle hot-upgrade container of pod {pod} to the empty image"),
             ),
-            Reason::NotUpgradable => Self::warning(
+            Reason::NotUpgradable => Record::warning(
                 "NotUpgradable",
                 format!(
                     "pod {pod} cannot be upgraded in place (a field other than an image changed): SidecarSetUpgradable=False"
@@ -460,15 +460,15 @@ mod tests {
 
     #[test]
     fn every_action_has_an_event() {
-        let upgrade = Record::for_action(Reason::Upgrade, "ns/p");
+        let upgrade = action_event(Reason::Upgrade, "ns/p");
         assert_eq!(
             (upgrade.reason, upgrade.warning),
             ("UpgradeSidecars", false)
         );
         assert!(upgrade.message.contains("ns/p"));
-        assert!(Record::for_action(Reason::NotUpgradable, "ns/p").warning);
+        assert!(action_event(Reason::NotUpgradable, "ns/p").warning);
         assert_eq!(
-            Record::for_action(Reason::ResetHotUpgrade, "ns/p").reason,
+            action_event(Reason::ResetHotUpgrade, "ns/p").reason,
             "ResetHotUpgradeContainer"
         );
     }
