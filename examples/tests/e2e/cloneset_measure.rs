@@ -189,9 +189,14 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
     gaps.sort_by(f64::total_cmp);
     let pods: Vec<Pod> = env.pods("big").await?;
     eprintln!(
-        "    measured with {} pods ({} listed at the end), debug build of kruise-manager:",
+        "    measured with {} pods ({} listed at the end), {} build of kruise-manager:",
         replicas,
-        pods.len()
+        pods.len(),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
     );
     eprintln!(
         "    create -> {replicas} Ready:              {:.1} s",
