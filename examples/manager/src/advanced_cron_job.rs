@@ -28,15 +28,15 @@ use kruise_runtime::events::{EventRecord, EventSink};
 use kruise_schedule::advanced_cron_job::{self, Action as Decision, Child, NewChild, PlanOptions};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::Store;
 use kube::runtime::{Controller, watcher};
 use kube::{Api, Client, ResourceExt};
 use serde_json::Value;
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
-use super::owner_index::controller_uid;
 use crate::actions;
+use kruise_runtime::Indexed;
 use kruise_runtime::harness::{self, Retry, object_key};
+use kruise_runtime::informer::controller_uid;
 
 /// The AdvancedCronJob controller, registered in kruise-manager's
 /// [`ControllerSet`](super::controllers::ControllerSet).
@@ -68,8 +68,10 @@ pub struct AdvancedCronJobError {
 
 struct Shared {
     client: Client,
-    jobs: Store<Job>,
-    broadcast_jobs: Store<BroadcastJob>,
+    /// Jobs by the UID of their controller.
+    jobs: Indexed<Job>,
+    /// BroadcastJobs by the UID of their controller.
+    broadcast_jobs: Indexed<BroadcastJob>,
     events: EventSink,
 }
 
@@ -92,12 +94,15 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let job_informer = context.informers.get::<Job>();
     let broadcast_informer = context.informers.get::<BroadcastJob>();
     // A reconcile that saw no children would schedule again: decide only once both child kinds are listed.
-    let (Some(jobs), Some(broadcast_jobs)) = (
+    let (Some(_), Some(_)) = (
         harness::synced_store(&job_informer, &context).await,
         harness::synced_store(&broadcast_informer, &context).await,
     ) else {
         return Ok(());
     };
+    let jobs = job_informer.index(CONTROLLER_UID, Arc::new(controller_uid::<Job>));
+    let broadcast_jobs =
+        broadcast_informer.index(CONTROLLER_UID, Arc::new(controller_uid::<BroadcastJob>));
     let shared = Arc::new(Shared {
         client: client.clone(),
         jobs,
@@ -121,26 +126,28 @@ async fn reconcile(
     reconcile_acj(&acj, &shared).await
 }
 
-/// The children of `acj` in the stores, as the planner sees them.
+/// The index of Jobs and BroadcastJobs by the UID of their controller.
+const CONTROLLER_UID: &str = "controller-uid";
+
+/// The children of `acj` in the informers, as the planner sees them.
 fn children(acj: &AdvancedCronJob, shared: &Shared) -> Vec<Child> {
-    let uid = acj.metadata.uid.clone();
-    let namespace = acj.namespace();
-    let ours = |meta_namespace: Option<String>, owner: Option<String>| {
-        meta_namespace == namespace && owner.is_some() && owner == uid
+    let Some(uid) = acj.metadata.uid.as_deref() else {
+        return Vec::new();
     };
+    let namespace = acj.namespace();
     let mut children: Vec<Child> = shared
         .jobs
-        .state()
+        .get(uid)
         .iter()
-        .filter(|job| ours(job.namespace(), controller_uid(job.as_ref())))
+        .filter(|job| job.namespace() == namespace)
         .map(|job| Child::from(job.as_ref()))
         .collect();
     children.extend(
         shared
             .broadcast_jobs
-            .state()
+            .get(uid)
             .iter()
-            .filter(|job| ours(job.namespace(), controller_uid(job.as_ref())))
+            .filter(|job| job.namespace() == namespace)
             .map(|job| Child::from(job.as_ref())),
     );
     children

@@ -9,8 +9,8 @@
 //! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
 //! both webhook configurations at shutdown if they still call it, so pod and SidecarSet writes are not
 //! left failing on a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
-//! execute their plans safely, [`owner_index`] the cache of owned objects by owner,
-//! [`queue_depth`] the queue depth a controller reports.
+//! execute their plans safely, [`queue_depth`] the queue depth a controller reports; all of them, and the
+//! shared informers every controller reads from, come from `kruise-runtime`.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -75,7 +75,7 @@ use crate::webhook::validating_configuration;
 use kruise_api::readiness_gates::GateOptions;
 use kruise_runtime::shutdown::{self, Shutdown};
 /// The runtime layer every controller here is built on (re-exported under the paths controllers use).
-pub use kruise_runtime::{actions, controllers, expectations, metrics, owner_index, queue_depth};
+pub use kruise_runtime::{actions, controllers, expectations, metrics, queue_depth};
 
 /// Why the manager stopped with an error.
 #[derive(Debug, thiserror::Error)]

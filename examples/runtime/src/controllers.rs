@@ -13,12 +13,12 @@
 //! assert_eq!(controllers.names(), ["noop"]);
 //! ```
 //!
-//! A CloneSet controller implements [`ManagedController`]: build a `kube::runtime::Controller` with the
-//! client, wrap each reconcile in `context.metrics.instrument(...)`, record Events with
-//! `kube::runtime::events::Recorder::new(context.client.clone(), context.reporter.clone())`, execute its
-//! plan with [`crate::actions`], guard against stale caches with [`crate::expectations`], read its pods
-//! through a [`crate::owner_index::OwnerIndex`] fed by the same watch (no full-store scans), and pass
-//! `context.shutdown.wait()` to `graceful_shutdown_on`.
+//! A controller implements [`ManagedController`] (or is a function registered with
+//! [`ControllerSet::register_fn`]): it takes the objects it watches from `context.informers` (one watch per
+//! kind for the whole process; indexes such as [`crate::informer::controller_uid`] instead of scans), builds
+//! a `kube::runtime::Controller` on their change streams, runs it with [`crate::harness::drive`], records
+//! Events through `context.event_sink(component)`, executes its plans with [`crate::actions`] and guards
+//! against stale caches with [`crate::expectations`].
 
 use std::collections::BTreeSet;
 use std::future::Future;

@@ -20,7 +20,6 @@ pub mod informer;
 pub mod logging;
 pub mod metrics;
 pub mod open_watches;
-pub mod owner_index;
 pub mod queue_depth;
 pub mod shutdown;
 

@@ -83,7 +83,12 @@ pub async fn with_manager(
     let result = match result {
         Ok(()) => {
             manager
-                .expect_one_watch_each(&["pods", "nodes", "nodeimages.apps.kruise.io"])
+                .expect_one_watch_each(&[
+                    "pods",
+                    "nodes",
+                    "persistentvolumeclaims",
+                    "nodeimages.apps.kruise.io",
+                ])
                 .await
         }
         failed => failed,

@@ -12,16 +12,15 @@ use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_schedule::cloneset::{InstanceIds, Options, PodFactsCache, SeededIds};
 use kube::Client;
 
-use kruise_runtime::{Indexed, Informer};
+use kruise_runtime::{Indexed, Informer, Informers};
 
 use super::events::EventSink;
 use super::watch::cloneset_uid_keys;
 use crate::expectations::{Expectations, Operation};
 use crate::metrics::ControllerMetrics;
-use crate::owner_index::OwnerIndex;
 use crate::queue_depth::QueueDepth;
 
-/// The name of the pod informer's index by controlling CloneSet UID.
+/// The name of the informers' index by controlling CloneSet UID (pods, claims, revisions).
 pub const POD_INDEX: &str = "cloneset-uid";
 
 /// How long an unobserved create or delete blocks its CloneSet (Kubernetes uses 5 minutes).
@@ -55,9 +54,9 @@ pub struct Shared {
     /// Pods by the UID of the CloneSet controlling them (an index of the shared pod informer).
     pub pods: Indexed<Pod>,
     /// Claims by controller-owner UID.
-    pub claims: OwnerIndex<PersistentVolumeClaim>,
+    pub claims: Indexed<PersistentVolumeClaim>,
     /// ControllerRevisions by controller-owner UID.
-    pub revisions: OwnerIndex<ControllerRevision>,
+    pub revisions: Indexed<ControllerRevision>,
     /// Which caches are complete.
     pub synced: Synced,
     /// Where Events go.
@@ -93,9 +92,13 @@ impl Shared {
             ^ (u64::from(std::process::id()) << 32);
         Self {
             client,
-            pods: Informer::new("pods").index(POD_INDEX, Arc::new(cloneset_uid_keys)),
-            claims: OwnerIndex::default(),
-            revisions: OwnerIndex::default(),
+            pods: Informer::new("pods").index(POD_INDEX, Arc::new(cloneset_uid_keys::<Pod>)),
+            claims: Informer::new("persistentvolumeclaims").index(
+                POD_INDEX,
+                Arc::new(cloneset_uid_keys::<PersistentVolumeClaim>),
+            ),
+            revisions: Informer::new("controllerrevisions")
+                .index(POD_INDEX, Arc::new(cloneset_uid_keys::<ControllerRevision>)),
             synced: Synced::default(),
             events,
             options,
@@ -109,11 +112,20 @@ impl Shared {
         }
     }
 
-    /// The same state reading its pods from `informer` (the process's shared pod informer; by default an
-    /// informer of its own that nothing feeds).
+    /// The same state reading its pods, claims and revisions from `informers` (the process's shared
+    /// informers; by default informers of its own that nothing feeds).
     #[must_use]
-    pub fn with_pods(mut self, informer: &Informer<Pod>) -> Self {
-        self.pods = informer.index(POD_INDEX, Arc::new(cloneset_uid_keys));
+    pub fn with_informers(mut self, informers: &Informers) -> Self {
+        self.pods = informers
+            .get::<Pod>()
+            .index(POD_INDEX, Arc::new(cloneset_uid_keys::<Pod>));
+        self.claims = informers.get::<PersistentVolumeClaim>().index(
+            POD_INDEX,
+            Arc::new(cloneset_uid_keys::<PersistentVolumeClaim>),
+        );
+        self.revisions = informers
+            .get::<ControllerRevision>()
+            .index(POD_INDEX, Arc::new(cloneset_uid_keys::<ControllerRevision>));
         self
     }
 

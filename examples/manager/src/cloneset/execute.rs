@@ -135,7 +135,7 @@ pub async fn execute(
                 }
                 if shared
                     .claims
-                    .owned_by(subject.uid)
+                    .get(subject.uid)
                     .iter()
                     .all(|c| c.name_any() != claim.name_any())
                 {

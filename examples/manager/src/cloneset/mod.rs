@@ -2,9 +2,9 @@
 //! storage version) that owns pods, PersistentVolumeClaims and ControllerRevisions, and runs upstream's
 //! CloneSet reconcile with the sans-IO planner of `kruise_schedule::cloneset`.
 //!
-//! * [`watch`]: pods, claims and revisions are watched once each; every event updates an
-//!   [`OwnerIndex`](crate::owner_index::OwnerIndex) (a reconcile reads "the pods of this
-//!   CloneSet" without scanning every pod), satisfies expectations and triggers the owning CloneSet.
+//! * [`watch`]: pods, claims and revisions come from the process's shared informers, found by an index
+//!   of the controlling CloneSet's UID (a reconcile reads "the pods of this CloneSet" without scanning
+//!   every pod); every change satisfies expectations and triggers the owning CloneSet.
 //! * [`reconcile`]: observe, settle the [`revisions`], plan, [`execute`], write the [`status`].
 //! * [`request`]: the patches each pod action becomes, each conditional on the `resourceVersion` the plan
 //!   was made from (409 means decide again, never overwrite).
@@ -204,7 +204,6 @@ fn forget_deleted(shared: &Shared, event: &watcher::Event<CloneSet>) {
 async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
     let client = context.client.clone();
     let events = context.event_sink(COMPONENT);
-    let pod_informer = context.informers.get::<Pod>();
     let shared = Arc::new(
         Shared::new(
             client.clone(),
@@ -213,26 +212,27 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
             context.metrics.clone(),
         )
         .with_pre_download_image(config.pre_download_image)
-        .with_pods(&pod_informer),
+        .with_informers(&context.informers),
     );
     let namespace = config.namespace.as_deref();
-    let pods = watch::owned_pods(
-        &pod_informer,
+    let pods = watch::owned(
+        &context.informers.get::<Pod>(),
+        "pod",
         config.namespace.clone(),
         Arc::clone(&shared.synced.pods),
         Arc::clone(&shared),
     );
     let claims = watch::owned(
-        api::<PersistentVolumeClaim>(&client, namespace),
+        &context.informers.get::<PersistentVolumeClaim>(),
         "pvc",
-        shared.claims.clone(),
+        config.namespace.clone(),
         Arc::clone(&shared.synced.claims),
         Arc::clone(&shared),
     );
     let revisions = watch::owned(
-        api::<ControllerRevision>(&client, namespace),
+        &context.informers.get::<ControllerRevision>(),
         "rev",
-        shared.revisions.clone(),
+        config.namespace.clone(),
         Arc::clone(&shared.synced.revisions),
         Arc::clone(&shared),
     );
@@ -264,13 +264,13 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
             let owner = queued_owner(&shared);
             move |pod: Arc<Pod>| owner(pod.as_ref())
         })
-        .watches_stream(claims, {
+        .watches_shared_stream(claims, {
             let owner = queued_owner(&shared);
-            move |claim| owner(&claim)
+            move |claim: Arc<PersistentVolumeClaim>| owner(claim.as_ref())
         })
-        .watches_stream(revisions, {
+        .watches_shared_stream(revisions, {
             let owner = queued_owner(&shared);
-            move |revision| owner(&revision)
+            move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
         });
     harness::drive_with(
         controller,

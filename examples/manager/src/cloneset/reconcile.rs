@@ -99,7 +99,7 @@ async fn reconcile_with(
         return Ok(Action::requeue(Duration::from_secs(5)));
     }
     let cached_pods = shared.pods.get(uid);
-    let mut cached_revisions = shared.revisions.owned_by(uid);
+    let mut cached_revisions = shared.revisions.get(uid);
     let stale = cached_pods
         .iter()
         .map(|pod| ("pod", pod.meta()))
@@ -124,7 +124,7 @@ async fn reconcile_with(
         shared.expect(uid, Operation::Create, &revision_key);
         if shared
             .revisions
-            .owned_by(uid)
+            .get(uid)
             .iter()
             .any(|r| r.name_any() == update_name)
         {
@@ -157,7 +157,7 @@ async fn reconcile_with(
     let pods = facts.pods();
     let claims: Vec<PersistentVolumeClaim> = shared
         .claims
-        .owned_by(uid)
+        .get(uid)
         .iter()
         .filter(|claim| claim.meta().deletion_timestamp.is_none())
         .map(|claim| (**claim).clone())

@@ -1,25 +1,19 @@
-//! The watches of the CloneSet controller's owned objects: each change satisfies the create/delete
-//! expectations it shows and triggers the owning CloneSet. Pods come from the process's shared pod
-//! informer (found by the [`cloneset_uid_keys`] index); claims and revisions from watches of their own,
-//! each feeding an [`OwnerIndex`] (only objects a CloneSet controls are kept, without `managedFields`).
+//! The CloneSet controller's owned objects (pods, claims, revisions) from the process's shared informers,
+//! found by the [`cloneset_uid_keys`] index: each change satisfies the create/delete expectations it shows
+//! and triggers the owning CloneSet.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::{Stream, StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::Pod;
+use futures::{Stream, StreamExt};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_runtime::{Change, Informer};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher as watch};
-use kube::{Api, Resource, ResourceExt};
-use serde::de::DeserializeOwned;
+use kube::runtime::watcher::Event;
+use kube::{Resource, ResourceExt};
 
 use super::context::Shared;
 use crate::expectations::Operation;
-use crate::owner_index::OwnerIndex;
 
 /// The API group of the owner references this controller follows.
 const GROUP: &str = "apps.kruise.io";
@@ -83,48 +77,53 @@ pub fn observed<K: Resource>(
     found
 }
 
-/// The index keys of a pod on the shared pod informer: the UID of the CloneSet controlling it.
+/// The index keys of an object on a shared informer (pods, claims, revisions): the UID of the CloneSet
+/// controlling it.
 #[must_use]
-pub fn cloneset_uid_keys(pod: &Pod) -> Vec<String> {
-    cloneset_owner(pod)
+pub fn cloneset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
+    cloneset_owner(object)
         .map(|(_, uid)| uid.to_owned())
         .into_iter()
         .collect()
 }
 
-/// The pods of the shared pod informer (in `namespace` only, if given), as the controller's trigger:
-/// each change satisfies the create/delete expectations it shows, and `synced` is set once every stored
-/// pod has been seen.
-pub fn owned_pods(
-    informer: &Informer<Pod>,
+/// The objects of a shared informer (in `namespace` only, if given) as the controller's trigger: each
+/// change satisfies the create/delete expectations it shows (the object named `<kind>/<namespace>/<name>`),
+/// and `synced` is set once every stored object has been seen.
+pub fn owned<K>(
+    informer: &Informer<K>,
+    kind: &'static str,
     namespace: Option<String>,
     synced: Arc<AtomicBool>,
     shared: Arc<Shared>,
-) -> impl Stream<Item = Arc<Pod>> + Send + 'static {
+) -> impl Stream<Item = Arc<K>> + Send + 'static
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
     informer.subscribe().filter_map(move |change| {
-        let pod = match change {
+        let object = match change {
             Change::Listed => {
                 synced.store(true, Ordering::SeqCst);
                 None
             }
-            Change::Applied(pod) | Change::Deleted(pod)
+            Change::Applied(object) | Change::Deleted(object)
                 if namespace.as_deref().is_some_and(|namespace| {
-                    pod.metadata.namespace.as_deref() != Some(namespace)
+                    object.meta().namespace.as_deref() != Some(namespace)
                 }) =>
             {
                 None
             }
-            Change::Applied(pod) => {
-                shared.observe_all(&observed("pod", pod.as_ref(), false));
-                Some(pod)
+            Change::Applied(object) => {
+                shared.observe_all(&observed(kind, object.as_ref(), false));
+                Some(object)
             }
-            Change::Deleted(pod) => {
-                shared.forget_version(&object_key("pod", pod.as_ref()));
-                shared.observe_all(&observed("pod", pod.as_ref(), true));
-                Some(pod)
+            Change::Deleted(object) => {
+                shared.forget_version(&object_key(kind, object.as_ref()));
+                shared.observe_all(&observed(kind, object.as_ref(), true));
+                Some(object)
             }
         };
-        futures::future::ready(pod)
+        futures::future::ready(object)
     })
 }
 
@@ -144,47 +143,9 @@ pub fn key_of(kind: &str, namespace: &str, name: &str) -> String {
     format!("{kind}/{namespace}/{name}")
 }
 
-/// Applies one event to `index`, keeping only CloneSet-controlled objects.
-pub fn index_event<K: Resource + Clone>(index: &OwnerIndex<K>, event: &Event<K>) {
-    match event {
-        Event::Apply(object) if cloneset_owner(object).is_none() => index.remove(object),
-        Event::InitApply(object) if cloneset_owner(object).is_none() => {}
-        _ => index.apply(event),
-    }
-}
-
-/// The watch of one owned kind: feeds `index` and the expectations, marks `synced` after the first full
-/// list, and yields the touched objects (for the controller's triggers).
-pub fn owned<K>(
-    api: Api<K>,
-    kind: &'static str,
-    index: OwnerIndex<K>,
-    synced: Arc<AtomicBool>,
-    shared: Arc<Shared>,
-) -> impl Stream<Item = Result<K, watcher::Error>> + Send + 'static
-where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Default,
-{
-    watch(api, watcher::Config::default())
-        .default_backoff()
-        .modify(|object: &mut K| object.meta_mut().managed_fields = None)
-        .map_ok(move |event| {
-            index_event(&index, &event);
-            if matches!(event, Event::InitDone) {
-                synced.store(true, Ordering::SeqCst);
-            }
-            if let Event::Delete(object) = &event {
-                shared.forget_version(&object_key(kind, object));
-            }
-            shared.observe_all(&observations(kind, &event));
-            event
-        })
-        .touched_objects()
-}
-
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::Pod;
     use serde_json::json;
 
     use super::*;
@@ -250,19 +211,18 @@ mod tests {
     }
 
     #[test]
-    fn the_index_keeps_only_cloneset_pods() {
-        let index = OwnerIndex::<Pod>::default();
-        index_event(&index, &Event::Apply(pod("a", Some(CLONESET), false)));
-        index_event(&index, &Event::Apply(pod("b", None, false)));
-        assert_eq!(index.len(), 1);
+    fn the_index_finds_only_cloneset_pods() {
+        let informer = Informer::<Pod>::new("pods");
+        let index = informer.index("cloneset-uid", Arc::new(cloneset_uid_keys::<Pod>));
+        informer.apply(Event::Init);
+        informer.apply(Event::InitApply(pod("a", Some(CLONESET), false)));
+        informer.apply(Event::InitApply(pod("b", None, false)));
+        informer.apply(Event::InitDone);
+        assert_eq!(index.count("cs-uid"), 1);
         // The owner reference was removed: the pod leaves the index.
-        index_event(&index, &Event::Apply(pod("a", None, false)));
-        assert!(index.is_empty());
-        index_event(&index, &Event::Init);
-        index_event(&index, &Event::InitApply(pod("c", None, false)));
-        index_event(&index, &Event::InitApply(pod("d", Some(CLONESET), false)));
-        index_event(&index, &Event::InitDone);
-        assert_eq!(index.owned_by("cs-uid").len(), 1);
-        assert_eq!(index.len(), 1);
+        informer.apply(Event::Apply(pod("a", None, false)));
+        assert_eq!(index.count("cs-uid"), 0);
+        informer.apply(Event::Apply(pod("d", Some(CLONESET), false)));
+        assert_eq!(index.get("cs-uid").len(), 1);
     }
 }

@@ -10,6 +10,21 @@ use kube::runtime::reflector::ObjectRef;
 /// The index keys of one object (empty: the object is not indexed).
 pub type IndexKeys<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 
+/// The UID of the object's controller owner (the first owner reference with `controller: true`): the
+/// index key of "the objects a controller owns".
+#[must_use]
+pub fn controller_uid<K: Resource>(object: &K) -> Vec<String> {
+    object
+        .meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|owner| owner.controller == Some(true))
+        .map(|owner| owner.uid.clone())
+        .into_iter()
+        .collect()
+}
+
 /// One index: key → the objects with that key.
 pub(super) struct Index<K: Resource<DynamicType = ()>> {
     keys: IndexKeys<K>,

@@ -51,7 +51,7 @@ use tokio::sync::watch;
 
 pub use self::change::Change;
 use self::index::Index;
-pub use self::index::IndexKeys;
+pub use self::index::{IndexKeys, controller_uid};
 pub use self::registry::Informers;
 
 /// One kind's shared watch, store, indexes and subscribers. Cloning shares them.

@@ -205,3 +205,27 @@ async fn every_task_waiting_for_the_first_list_wakes_when_it_is_stored() {
         assert_eq!(stored, 1);
     }
 }
+
+#[test]
+fn objects_are_found_by_the_uid_of_their_controller() {
+    let owned = |name: &str, controller: Option<bool>| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default", "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "job", "uid": "job-uid",
+                 "controller": controller}
+            ]}
+        }))
+        .unwrap()
+    };
+    let informer = Informer::<Pod>::new("pods");
+    let by_controller = informer.index("controller-uid", Arc::new(super::controller_uid::<Pod>));
+    list(
+        &informer,
+        vec![
+            owned("a", Some(true)),
+            owned("b", Some(false)),
+            owned("c", None),
+        ],
+    );
+    assert_eq!(names(&by_controller.get("job-uid")), ["a"]);
+}
