@@ -79,7 +79,9 @@ pub async fn with_manager(
     let mut manager = ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[])?;
     let result = body(&env.client, manager.metrics_port).await;
     // Every controller (CloneSet, SidecarSet, pod readiness, CRR, sidecar terminator, BroadcastJob,
-    // NodeImage, ImagePullJob) ran beside the SidecarSet: they share one watch per kind.
+    // NodeImage, ImagePullJob) ran beside the SidecarSet: they share one watch per kind. (SidecarSets and
+    // ControllerRevisions are also watched by the pod webhook, which serves on every replica, leading or
+    // not, so those two kinds have two watches.)
     let result = match result {
         Ok(()) => {
             manager
@@ -87,6 +89,11 @@ pub async fn with_manager(
                     "pods",
                     "nodes",
                     "persistentvolumeclaims",
+                    "jobs.batch",
+                    "clonesets.apps.kruise.io",
+                    "broadcastjobs.apps.kruise.io",
+                    "containerrecreaterequests.apps.kruise.io",
+                    "imagepulljobs.apps.kruise.io",
                     "nodeimages.apps.kruise.io",
                 ])
                 .await

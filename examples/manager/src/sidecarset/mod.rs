@@ -10,8 +10,8 @@
 //! * [`reconcile`]: hashes, plan, revisions, status, pod patches with optimistic concurrency.
 //! * [`events`]: the Events it records.
 //!
-//! ControllerRevisions live in the manager's namespace (upstream's), watched with the
-//! `kruise.io/sidecarset-name` label.
+//! ControllerRevisions live in the manager's namespace (upstream's); the controller finds them through
+//! the shared ControllerRevision informer by their `kruise.io/sidecarset-name` label.
 //!
 //! ```no_run
 //! use kruise_runtime::controllers::ControllerSet;
@@ -27,20 +27,18 @@ pub mod pod_index;
 pub mod reconcile;
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
-use futures::TryStreamExt;
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::keys::sidecarset::NAME_LABEL;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::{Controller, WatchStreamExt};
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
+use kube::runtime::Controller;
+use kube::runtime::reflector::ObjectRef;
 
 use self::pod_index::{InjectedPodIndex, injected_sidecarsets};
-use self::reconcile::Shared;
+use self::reconcile::{Shared, revisions_by_sidecarset};
 use kruise_runtime::harness;
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -83,32 +81,23 @@ async fn run(
     let events = context.event_sink(COMPONENT);
     let pod_informer = context.informers.get::<Pod>();
     let pods = InjectedPodIndex::new(&pod_informer);
-    let (revision_store, revision_writer) = reflector::store::<ControllerRevision>();
+    let revision_informer = context.informers.get::<ControllerRevision>();
+    let revisions = revisions_by_sidecarset(&revision_informer, &revision_namespace);
     let shared = Arc::new(Shared::new(
         client.clone(),
         pods.clone(),
-        revision_store,
+        revisions,
         revision_namespace.clone(),
         events,
         context.metrics.clone(),
     ));
     let pod_stream = pod_informer.objects();
-    let synced = Arc::clone(&shared.revisions_synced);
-    let revision_stream = reflector::reflector(
-        revision_writer,
-        watcher::watcher(
-            Api::<ControllerRevision>::namespaced(client.clone(), &revision_namespace),
-            watcher::Config::default().labels(NAME_LABEL),
+    let in_namespace = revision_namespace.clone();
+    let revision_stream = revision_informer.objects().filter(move |revision| {
+        futures::future::ready(
+            revision.metadata.namespace.as_deref() == Some(in_namespace.as_str()),
         )
-        .default_backoff()
-        .map_ok(move |event| {
-            if matches!(event, Event::InitDone) {
-                synced.store(true, Ordering::SeqCst);
-            }
-            event
-        }),
-    )
-    .touched_objects();
+    });
     tracing::info!(%revision_namespace, "SidecarSet controller starting");
     let sidecarsets = context.informers.get::<SidecarSet>();
     let Some(store) = harness::synced_store(&sidecarsets, &context).await else {
@@ -120,7 +109,7 @@ async fn run(
                 .into_iter()
                 .map(|name| ObjectRef::<SidecarSet>::new(&name))
         })
-        .watches_stream(revision_stream, |revision| {
+        .watches_shared_stream(revision_stream, |revision: Arc<ControllerRevision>| {
             revision
                 .labels()
                 .get(NAME_LABEL)

@@ -22,12 +22,12 @@ use kruise_sidecar::revision::{LatestRevision, RevisionPlan};
 use kruise_sidecar::{Plan, PlanInput, Reason, Step};
 use kube::api::Patch;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::Store;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use super::events::{EventSink, Record};
 use kruise_runtime::harness::Retry;
+use kruise_runtime::{Indexed, Informer};
 
 use super::pod_index::{InjectedPodIndex, pod_key};
 use crate::actions::{self, ActionError};
@@ -73,10 +73,9 @@ pub struct Shared {
     pub client: Client,
     /// The pods by the SidecarSets that injected them.
     pub pods: InjectedPodIndex,
-    /// The SidecarSets' ControllerRevisions in `revision_namespace`.
-    pub revisions: Store<ControllerRevision>,
-    /// Whether the revision store has its first list.
-    pub revisions_synced: Arc<std::sync::atomic::AtomicBool>,
+    /// The SidecarSets' ControllerRevisions in `revision_namespace`, by SidecarSet name (an index of the
+    /// shared ControllerRevision informer, see [`revisions_by_sidecarset`]).
+    pub revisions: Indexed<ControllerRevision>,
     /// Where the revisions live (the manager's namespace).
     pub revision_namespace: String,
     /// Events.
@@ -87,13 +86,40 @@ pub struct Shared {
     pending: Mutex<BTreeMap<String, String>>,
 }
 
+/// The index of the ControllerRevision informer that finds a SidecarSet's revisions: the
+/// `kruise.io/sidecarset-name` label of the revisions in `namespace`.
+#[must_use]
+pub fn revisions_by_sidecarset(
+    informer: &Informer<ControllerRevision>,
+    namespace: &str,
+) -> Indexed<ControllerRevision> {
+    let namespace = namespace.to_owned();
+    informer.index(
+        REVISION_INDEX,
+        Arc::new(move |revision: &ControllerRevision| {
+            if revision.metadata.namespace.as_deref() != Some(namespace.as_str()) {
+                return Vec::new();
+            }
+            revision
+                .labels()
+                .get(keys::NAME_LABEL)
+                .cloned()
+                .into_iter()
+                .collect()
+        }),
+    )
+}
+
+/// The name of that index.
+pub const REVISION_INDEX: &str = "sidecarset-revisions";
+
 impl Shared {
     /// The shared state of a controller.
     #[must_use]
     pub fn new(
         client: Client,
         pods: InjectedPodIndex,
-        revisions: Store<ControllerRevision>,
+        revisions: Indexed<ControllerRevision>,
         revision_namespace: String,
         events: EventSink,
         metrics: ControllerMetrics,
@@ -102,7 +128,6 @@ impl Shared {
             client,
             pods,
             revisions,
-            revisions_synced: Arc::default(),
             revision_namespace,
             events,
             metrics,
@@ -192,11 +217,7 @@ async fn reconcile_once(
         // The update brings the SidecarSet back with its hashes.
         return Ok(Action::await_change());
     }
-    if !shared.pods.is_synced()
-        || !shared
-            .revisions_synced
-            .load(std::sync::atomic::Ordering::SeqCst)
-    {
+    if !shared.pods.is_synced() || !shared.revisions.is_synced() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
     let indexed = shared.pods.pods_of(&name);
@@ -207,14 +228,8 @@ async fn reconcile_once(
     let pods = indexed;
     let revisions: Vec<ControllerRevision> = shared
         .revisions
-        .state()
+        .get(&name)
         .iter()
-        .filter(|revision| {
-            revision
-                .labels()
-                .get(keys::NAME_LABEL)
-                .is_some_and(|owner| *owner == name)
-        })
         .map(|revision| (**revision).clone())
         .collect();
     let plan = kruise_sidecar::plan(&PlanInput {

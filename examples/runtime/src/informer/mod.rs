@@ -123,6 +123,12 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Indexed<K> {
             .unwrap_or_default()
     }
 
+    /// Whether the informer has stored its first full list (the index is complete from then on).
+    #[must_use]
+    pub fn is_synced(&self) -> bool {
+        self.informer.is_synced()
+    }
+
     /// How many objects have index key `key`.
     #[must_use]
     pub fn count(&self, key: &str) -> usize {
