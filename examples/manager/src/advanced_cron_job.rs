@@ -328,12 +328,9 @@ fn publish(
     reason: &'static str,
     message: &str,
 ) {
-    let record = if warning {
-        EventRecord::warning(reason, message.to_owned())
-    } else {
-        EventRecord::normal(reason, message.to_owned())
-    };
-    shared.events.record_for(acj, record);
+    shared
+        .events
+        .record_for(acj, EventRecord::new(warning, reason, message.to_owned()));
 }
 
 #[cfg(test)]

@@ -280,10 +280,7 @@ fn publish(
     reason: &'static str,
     message: &str,
 ) {
-    let record = if warning {
-        EventRecord::warning(reason, message.to_owned())
-    } else {
-        EventRecord::normal(reason, message.to_owned())
-    };
-    shared.events.record_for(job, record);
+    shared
+        .events
+        .record_for(job, EventRecord::new(warning, reason, message.to_owned()));
 }

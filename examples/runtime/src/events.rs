@@ -49,8 +49,14 @@ impl EventRecord {
     /// A Warning Event.
     #[must_use]
     pub fn warning(reason: &'static str, message: String) -> Self {
+        Self::new(true, reason, message)
+    }
+
+    /// A Warning Event when `warning`, a Normal one otherwise.
+    #[must_use]
+    pub fn new(warning: bool, reason: &'static str, message: String) -> Self {
         Self {
-            warning: true,
+            warning,
             ..Self::normal(reason, message)
         }
     }

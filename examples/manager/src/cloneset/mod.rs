@@ -56,7 +56,7 @@ use serde::de::DeserializeOwned;
 use self::context::Shared;
 use self::events::COMPONENT;
 use self::gates::CloneSetGates;
-use kruise_runtime::harness;
+use kruise_runtime::harness::{self, reference_key};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
 
@@ -155,15 +155,6 @@ impl ManagedController for CloneSetController {
     fn run(&self, context: ControllerContext) -> ControllerFuture {
         Box::pin(run(self.config.clone(), context))
     }
-}
-
-/// `namespace/name` of the object a controller reference names (the queue-depth key, as [`key`]).
-fn reference_key<K: Resource>(reference: &ObjectRef<K>) -> String {
-    format!(
-        "{}/{}",
-        reference.namespace.as_deref().unwrap_or_default(),
-        reference.name
-    )
 }
 
 /// The trigger mapper of an owned kind: the owning CloneSet, counted as queued.

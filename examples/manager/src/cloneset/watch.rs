@@ -9,7 +9,6 @@ use futures::{Stream, StreamExt};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_runtime::{Change, Informer};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher::Event;
 use kube::{Resource, ResourceExt};
 
 use super::context::Shared;
@@ -44,16 +43,6 @@ pub fn owner_ref<K: Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
         Some(namespace) => reference.within(&namespace),
         None => reference,
     })
-}
-
-/// What a watch event tells the expectations: `(owner uid, operation, object key)` pairs.
-#[must_use]
-pub fn observations<K: Resource>(kind: &str, event: &Event<K>) -> Vec<(String, Operation, String)> {
-    match event {
-        Event::Apply(object) | Event::InitApply(object) => observed(kind, object, false),
-        Event::Delete(object) => observed(kind, object, true),
-        Event::Init | Event::InitDone => Vec::new(),
-    }
 }
 
 /// What seeing `object` (`gone`: its deletion) tells the expectations: `(owner uid, operation, object
@@ -146,6 +135,7 @@ pub fn key_of(kind: &str, namespace: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::Pod;
+    use kube::runtime::watcher::Event;
     use serde_json::json;
 
     use super::*;
@@ -193,21 +183,20 @@ mod tests {
 
     #[test]
     fn events_satisfy_create_and_delete_expectations() {
-        let created = observations("pod", &Event::Apply(pod("a", Some(CLONESET), false)));
+        let created = observed("pod", &pod("a", Some(CLONESET), false), false);
         assert_eq!(
             created,
             [("cs-uid".into(), Operation::Create, "pod/ns/a".into())]
         );
-        let deleting = observations("pod", &Event::Apply(pod("a", Some(CLONESET), true)));
+        let deleting = observed("pod", &pod("a", Some(CLONESET), true), false);
         assert_eq!(deleting.len(), 2);
         assert_eq!(deleting[1].1, Operation::Delete);
-        let gone = observations("pod", &Event::Delete(pod("a", Some(CLONESET), false)));
+        let gone = observed("pod", &pod("a", Some(CLONESET), false), true);
         assert_eq!(
             gone,
             [("cs-uid".into(), Operation::Delete, "pod/ns/a".into())]
         );
-        assert!(observations("pod", &Event::Apply(pod("b", None, false))).is_empty());
-        assert!(observations::<Pod>("pod", &Event::InitDone).is_empty());
+        assert!(observed("pod", &pod("b", None, false), false).is_empty());
     }
 
     #[test]

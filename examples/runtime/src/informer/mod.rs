@@ -36,6 +36,7 @@ mod change;
 mod index;
 mod registry;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -68,7 +69,7 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Informer<K> {
 }
 
 struct Shared<K: Resource<DynamicType = ()> + Clone + 'static> {
-    name: &'static str,
+    name: Cow<'static, str>,
     reader: Store<K>,
     /// Whether the first list has been stored. Not the store's own readiness: kube-runtime's store wakes
     /// only the last of several tasks waiting for it, so controllers wait here before they get the store.
@@ -144,12 +145,12 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
     /// An informer with an empty store, fed by [`Informer::apply`] (or by [`Informer::watch`]). `name`
     /// names it in logs (the resource, e.g. `pods`).
     #[must_use]
-    pub fn new(name: &'static str) -> Self {
+    pub fn new(name: impl Into<Cow<'static, str>>) -> Self {
         let writer = Writer::default();
         let reader = writer.as_reader();
         Self {
             shared: Arc::new(Shared {
-                name,
+                name: name.into(),
                 reader,
                 synced: watch::Sender::new(false),
                 state: Mutex::new(State {
@@ -348,13 +349,13 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
     where
         K: Debug + DeserializeOwned + Send + Sync,
     {
-        let name = self.shared.name;
+        let name = self.shared.name.clone();
         let events = watch_events(api, watcher::Config::default()).default_backoff();
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => self.apply(event),
-                Err(error) => tracing::warn!(informer = name, %error, "watch failed; retrying"),
+                Err(error) => tracing::warn!(informer = %name, %error, "watch failed; retrying"),
             }
         }
     }

@@ -73,11 +73,7 @@ impl Informers {
         {
             return informer.clone();
         }
-        let plural: &'static str = match K::plural(&()) {
-            std::borrow::Cow::Borrowed(plural) => plural,
-            std::borrow::Cow::Owned(plural) => Box::leak(plural.into_boxed_str()),
-        };
-        let informer = Informer::<K>::new(plural);
+        let informer = Informer::<K>::new(K::plural(&()).into_owned());
         let watch = tokio::spawn(
             informer
                 .clone()
