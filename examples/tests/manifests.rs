@@ -112,6 +112,7 @@ fn every_expected_object_is_there_and_nothing_else() {
             "Deployment/kruise-manager",
             "MutatingWebhookConfiguration/kruise-rs-mutating-webhook-configuration",
             "Namespace/kruise-system",
+            "NetworkPolicy/kruise-manager",
             "Role/kruise-manager",
             "RoleBinding/kruise-manager",
             "Service/kruise-rs-webhook-service",
@@ -120,6 +121,72 @@ fn every_expected_object_is_there_and_nothing_else() {
             "ValidatingWebhookConfiguration/kruise-rs-validating-webhook-configuration",
         ]
     );
+}
+
+/// The NetworkPolicy selects the manager's pods, names only ports the Deployment has, keeps the webhook port
+/// closed to the pod network, and leaves the metrics/health port open.
+#[test]
+fn the_network_policy_guards_the_webhook_port() {
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    let objects = objects();
+    let policy: NetworkPolicy = typed(&objects, "NetworkPolicy/kruise-manager");
+    let deployment: Deployment = typed(&objects, "Deployment/kruise-manager");
+    let pod_labels = deployment
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|meta| meta.labels.clone())
+        .unwrap();
+    let spec = policy.spec.unwrap();
+    for (key, value) in spec.pod_selector.clone().unwrap().match_labels.unwrap() {
+        assert_eq!(
+            pod_labels.get(&key),
+            Some(&value),
+            "podSelector {key}={value}"
+        );
+    }
+    assert_eq!(
+        policy.metadata.namespace, deployment.metadata.namespace,
+        "the policy's namespace"
+    );
+    let container_ports: BTreeSet<String> =
+        deployment.spec.template.spec.clone().unwrap().containers[0]
+            .ports
+            .clone()
+            .unwrap()
+            .into_iter()
+            .filter_map(|port| port.name)
+            .collect();
+    let rules = spec.ingress.unwrap();
+    let mut seen = BTreeSet::new();
+    for rule in &rules {
+        for port in rule.ports.clone().unwrap() {
+            let Some(IntOrString::String(name)) = port.port else {
+                panic!("ports are named in the policy");
+            };
+            assert!(container_ports.contains(&name), "unknown port {name}");
+            if name == "webhook" {
+                let from = rule.from.clone().unwrap();
+                assert!(!from.is_empty(), "the webhook port must not be open to all");
+                for peer in from {
+                    assert!(peer.pod_selector.is_none() && peer.namespace_selector.is_none());
+                    let block = peer.ip_block.unwrap();
+                    assert!(
+                        !block.except.unwrap_or_default().is_empty(),
+                        "the pod CIDR is excluded"
+                    );
+                }
+            } else {
+                assert!(
+                    rule.from.is_none(),
+                    "{name} stays open (probes, Prometheus)"
+                );
+            }
+            seen.insert(name);
+        }
+    }
+    assert_eq!(seen, ["metrics".to_owned(), "webhook".to_owned()].into());
 }
 
 #[test]

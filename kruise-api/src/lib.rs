@@ -11,7 +11,8 @@
 //!   by several kinds; [`pod`]: small pod facts (ready, available, revision match); [`pod_condition`]: writing pod
 //!   conditions and recomputing `Ready` from readiness gates as upstream does; [`readiness_gates`]: the gates a
 //!   new pod of a Kruise workload gets; [`feature_gate`]: upstream's
-//!   `--feature-gates` lists and their one error type.
+//!   `--feature-gates` lists and their one error type; [`unknown_fields`]: the fields a typed decode drops, put
+//!   back into a webhook's answer.
 //!
 //! The crate does no I/O and enables no `k8s-openapi` version feature: pick one in your binary.
 //!
@@ -62,4 +63,5 @@ pub mod readiness_gates;
 pub mod scatter;
 pub mod schema;
 pub mod schema_version;
+pub mod unknown_fields;
 pub mod update_priority;

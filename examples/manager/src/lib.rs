@@ -63,6 +63,7 @@ use self::http::Readiness;
 use self::leader::{ElectionError, LeaderElector, Outcome};
 use self::metrics::Metrics;
 pub use self::options::ManagerOptions;
+use crate::crr::admission::CrrStores;
 use crate::webhook::admission::Mutator;
 use crate::webhook::cert_secret::{self, CertSecretError};
 use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
@@ -73,6 +74,7 @@ use crate::webhook::sidecarset_injection::SidecarSetStores;
 use crate::webhook::tls::{self, TlsError, TlsMaterial};
 use crate::webhook::validating_configuration;
 use kruise_api::readiness_gates::GateOptions;
+use kruise_runtime::Informers;
 use kruise_runtime::shutdown::{self, Shutdown};
 /// The runtime layer every controller here is built on (re-exported under the paths controllers use).
 pub use kruise_runtime::{actions, controllers, expectations, metrics, queue_depth};
@@ -174,12 +176,22 @@ impl Manager {
         let _stop_servers = StopOnDrop(stop.clone());
 
         ensure_namespace(&client, &options.namespace, options.create_namespace).await?;
+        // One watch and one copy per kind for the whole process: the webhooks read them from the start (also on
+        // a standby replica), the controllers of every leadership term share them.
+        let informers = Informers::new(client.clone());
         // The webhook (with `/convert`) serves before the CRDs point their conversion at it.
         let (webhook_configuration, conversion) = if options.no_webhook {
             (None, ConversionStrategy::None)
         } else {
-            let started =
-                start_webhook(&client, &options, &metrics, &readiness, stopped.clone()).await?;
+            let started = start_webhook(
+                &client,
+                &informers,
+                &options,
+                &metrics,
+                &readiness,
+                stopped.clone(),
+            )
+            .await?;
             (
                 Some((started.configuration, started.validating)),
                 started.conversion,
@@ -204,6 +216,7 @@ impl Manager {
         let shutdown_timeout = options.shutdown_timeout;
         let lead_client = client.clone();
         let lead_metrics = metrics.clone();
+        let lead_informers = informers.clone();
         let lead = move |leading: Shutdown| async move {
             if let Some((mutating, validating)) = webhook_configuration {
                 write_webhook_configuration(&lead_client, &mutating, &leading).await;
@@ -211,7 +224,7 @@ impl Manager {
             }
             controllers
                 .run_all(
-                    lead_client,
+                    &lead_informers,
                     &lead_metrics,
                     &reporter,
                     leading,
@@ -343,6 +356,7 @@ struct StartedWebhook {
 /// Makes or reads the certificate, starts the HTTPS server, and returns the configurations to write.
 async fn start_webhook(
     client: &Client,
+    informers: &Informers,
     options: &ManagerOptions,
     metrics: &Metrics,
     readiness: &Readiness,
@@ -365,8 +379,8 @@ async fn start_webhook(
     tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
     let observer_metrics = metrics.clone();
     let gates = options.feature_gates;
-    let stores = SidecarSetStores::start(client, &options.namespace, &stopped)
-        .with_options(gates.sidecarset);
+    let stores =
+        SidecarSetStores::shared(informers, &options.namespace).with_options(gates.sidecarset);
     let validator = SidecarSetValidator::start(
         client,
         &options.namespace,
@@ -386,13 +400,14 @@ async fn start_webhook(
             observer_metrics.observe_webhook(status, duration);
         })),
     )
-    .merge(crate::crr::admission::router(client.clone()))
+    .merge(crate::crr::admission::router(CrrStores::shared(informers)))
     .merge(sidecarset_admission::router(validator.clone()));
     tokio::spawn(server::serve_tls(listener, tls, app, stopped));
     // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
     let webhook_ready = readiness.clone();
     tokio::spawn(async move {
-        if stores.wait_until_ready().await && validator.wait_until_ready().await {
+        stores.wait_synced().await;
+        if validator.wait_until_ready().await {
             webhook_ready.set("webhook", true);
         }
     });

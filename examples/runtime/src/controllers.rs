@@ -151,9 +151,12 @@ impl ControllerSet {
     /// aborted (and named in a warning). A kube-runtime `Controller` asked to stop gracefully before its
     /// store has finished its first list (a watch still retrying) waits for that list forever; this bound
     /// keeps such a controller from holding the whole process.
+    ///
+    /// The controllers read watched objects from `informers` (the process's: they outlive a leadership term,
+    /// so a new term starts from warm caches and the webhooks read the same copies).
     pub async fn run_all(
         &self,
-        client: Client,
+        informers: &Informers,
         metrics: &Metrics,
         reporter: &Reporter,
         shutdown: Shutdown,
@@ -161,8 +164,7 @@ impl ControllerSet {
     ) {
         let mut tasks = tokio::task::JoinSet::new();
         let mut running = BTreeSet::new();
-        // One set of informers per run (leadership term): their watches stop when the run ends.
-        let informers = Informers::new(client.clone());
+        let client = informers.client().clone();
         for controller in &self.controllers {
             let context = ControllerContext {
                 client: client.clone(),
@@ -250,8 +252,9 @@ mod tests {
             controller: "test".into(),
             instance: None,
         };
+        let informers = Informers::new(client);
         let run = controllers.run_all(
-            client,
+            &informers,
             &metrics,
             &reporter,
             shutdown,

@@ -199,8 +199,12 @@ pub async fn conversion_webhook_round_trips(cluster: &Cluster) -> Result<()> {
 
 async fn conversion(client: &Client) -> Result<()> {
     let cloneset = ("CloneSet", "clonesets", true);
+    // Fields k8s-openapi does not model, in the schemaless pod template the server keeps: they survive every
+    // conversion (checked by `round_trip`: the object read back, and after an update through the other version,
+    // contains everything written).
     let template = json!({"metadata": {"labels": {"app": "conv"}},
-        "spec": {"containers": [{"name": "main", "image": "nginx"}]}});
+        "spec": {"futurePodField": {"kept": true},
+            "containers": [{"name": "main", "image": "nginx", "futureContainerField": "kept"}]}});
     let alpha = json!({
         "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
         "metadata": {"name": "conv-alpha"},

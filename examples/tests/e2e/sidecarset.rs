@@ -79,16 +79,18 @@ pub async fn with_manager(
     let mut manager = ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[])?;
     let result = body(&env.client, manager.metrics_port).await;
     // Every controller (CloneSet, SidecarSet, pod readiness, CRR, sidecar terminator, BroadcastJob,
-    // NodeImage, ImagePullJob) ran beside the SidecarSet: they share one watch per kind. (SidecarSets and
-    // ControllerRevisions are also watched by the pod webhook, which serves on every replica, leading or
-    // not, so those two kinds have two watches.)
+    // NodeImage, ImagePullJob) ran beside the SidecarSet, and the pod, CRR and SidecarSet webhooks served
+    // requests: they all share one watch per kind.
     let result = match result {
         Ok(()) => {
             manager
                 .expect_one_watch_each(&[
                     "pods",
                     "nodes",
+                    "namespaces",
                     "persistentvolumeclaims",
+                    "controllerrevisions.apps",
+                    "sidecarsets.apps.kruise.io",
                     "jobs.batch",
                     "clonesets.apps.kruise.io",
                     "broadcastjobs.apps.kruise.io",

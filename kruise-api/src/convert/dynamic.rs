@@ -1,10 +1,12 @@
 //! Conversion of untyped objects, for conversion webhooks and tools that do not know the kind up front.
 
 use kube::Resource;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{HubConversion, from_hub, to_hub};
 use crate::apps::v1alpha1;
+use crate::unknown_fields::UnknownFields;
 
 /// Why an object could not be converted.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +43,7 @@ pub enum ConversionError {
     },
 }
 
-type Converter = fn(Value) -> Result<Value, serde_json::Error>;
+type Converter = fn(&Value) -> Result<Value, serde_json::Error>;
 
 struct KindConversion {
     kind: String,
@@ -63,14 +65,20 @@ impl KindConversion {
     }
 }
 
-fn up<S: HubConversion>(object: Value) -> Result<Value, serde_json::Error> {
-    let spoke: S = serde_json::from_value(object)?;
-    serde_json::to_value(to_hub(&spoke))
+fn up<S: HubConversion>(object: &Value) -> Result<Value, serde_json::Error> {
+    let spoke = S::deserialize(object)?;
+    let unknown = UnknownFields::between(object, &serde_json::to_value(&spoke)?);
+    let mut converted = serde_json::to_value(to_hub(&spoke))?;
+    unknown.restore(&mut converted);
+    Ok(converted)
 }
 
-fn down<S: HubConversion>(object: Value) -> Result<Value, serde_json::Error> {
-    let hub: S::Hub = serde_json::from_value(object)?;
-    serde_json::to_value(from_hub::<S>(&hub))
+fn down<S: HubConversion>(object: &Value) -> Result<Value, serde_json::Error> {
+    let hub = S::Hub::deserialize(object)?;
+    let unknown = UnknownFields::between(object, &serde_json::to_value(&hub)?);
+    let mut converted = serde_json::to_value(from_hub::<S>(&hub))?;
+    unknown.restore(&mut converted);
+    Ok(converted)
 }
 
 fn registry() -> Vec<KindConversion> {
@@ -94,7 +102,9 @@ fn registry() -> Vec<KindConversion> {
 }
 
 /// Converts an object (any kind with two versions) to `desired_api_version`, as a conversion webhook does.
-/// An object already at that version is returned unchanged.
+/// An object already at that version is returned unchanged. Fields the types of the object's version do not
+/// model (a newer OpenKruise's fields, anything in a pod template that `k8s-openapi` does not know) are kept at
+/// their place in the converted object ([`UnknownFields`]), so a read through the other version loses nothing.
 ///
 /// # Errors
 /// [`ConversionError`] when the object lacks `apiVersion`/`kind`, the pair of versions is unknown for the
@@ -136,7 +146,7 @@ pub fn convert_object(object: Value, desired_api_version: &str) -> Result<Value,
     } else {
         return Err(unsupported());
     };
-    converter(object).map_err(|source| ConversionError::Decode {
+    converter(&object).map_err(|source| ConversionError::Decode {
         kind,
         api_version,
         name,

@@ -102,3 +102,47 @@ lossless_tests! {
         keys::pub_policy::PROTECT_TOTAL_REPLICAS_ANNOTATION,
     ]);
 }
+
+/// Fields the types do not model survive v1alpha1 → v1beta1 → v1alpha1 through `convert_object` (a newer
+/// OpenKruise's spec field, an unknown container field in the schemaless pod template, an unknown status
+/// field), while a v1beta1-only field the types do model is still dropped going down, as upstream does.
+#[test]
+fn unknown_fields_survive_both_ways() {
+    use kruise_api::convert::convert_object;
+    use serde_json::json;
+
+    let alpha = json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+        "metadata": {"name": "demo", "namespace": "ns"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "demo"}}, "scaleStrategy": {},
+            "futureSpecField": {"level": 3},
+            "template": {"metadata": {"labels": {"app": "demo"}},
+                "spec": {"containers": [{"name": "main", "image": "nginx",
+                    "futureContainerField": ["a", "b"]}]}},
+            "updateStrategy": {"type": "InPlaceIfPossible", "futureStrategyField": true}},
+        "status": {"replicas": 2, "futureStatusField": "x"}
+    });
+    let beta = convert_object(alpha.clone(), "apps.kruise.io/v1beta1").unwrap();
+    assert_eq!(beta["spec"]["futureSpecField"], json!({"level": 3}));
+    assert_eq!(
+        beta["spec"]["template"]["spec"]["containers"][0]["futureContainerField"],
+        json!(["a", "b"])
+    );
+    assert_eq!(beta["spec"]["updateStrategy"]["futureStrategyField"], true);
+    assert_eq!(beta["status"]["futureStatusField"], "x");
+    let back = convert_object(beta, "apps.kruise.io/v1alpha1").unwrap();
+    assert_eq!(back["spec"], alpha["spec"]);
+    assert_eq!(back["status"]["futureStatusField"], "x");
+
+    // Known to v1beta1, not to v1alpha1: dropped going down (upstream's mapping), not carried; a field neither
+    // version models is carried.
+    let statefulset = json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+        "metadata": {"name": "s", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "s"}}, "template": {}, "reserveOrdinals": [1],
+            "futureSpecField": 7}
+    });
+    let down = convert_object(statefulset, "apps.kruise.io/v1alpha1").unwrap();
+    assert!(down["spec"].get("reserveOrdinals").is_none(), "{down:#}");
+    assert_eq!(down["spec"]["futureSpecField"], 7, "{down:#}");
+}

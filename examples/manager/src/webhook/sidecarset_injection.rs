@@ -1,5 +1,6 @@
-//! The SidecarSet step of the pod webhook: in-memory stores of SidecarSets, Namespaces and the SidecarSets'
-//! ControllerRevisions (kube reflectors started once), read on every pod CREATE without any API call.
+//! The SidecarSet step of the pod webhook: the process's shared informers of SidecarSets, Namespaces and
+//! ControllerRevisions (the same watches and copies the controllers read, kept for the whole process, so a
+//! standby replica's webhook has them too), read on every pod CREATE without any API call.
 //!
 //! [`SidecarSetStores::inject`] keeps the SidecarSets whose namespace and selector admit the pod (a
 //! read-only pass over shared `Arc`s; only the candidates are cloned), hands them with the revisions of
@@ -26,28 +27,30 @@ use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
-use kruise_api::keys::sidecarset::NAME_LABEL;
 use kruise_sidecar::matching::{is_active_pod, pod_matches, pod_namespace};
 use kruise_sidecar::{InjectRequest, Injection, JsonInjection, Options, SeededChance};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource};
+use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 
+use crate::sidecarset::reconcile::revisions_by_sidecarset;
 use kruise_runtime::shutdown::Shutdown;
+use kruise_runtime::{Indexed, Informer, Informers};
 
-/// The stores the SidecarSet injection reads.
+/// What the SidecarSet injection reads: the process's shared informers of SidecarSets and Namespaces, and the
+/// SidecarSets' ControllerRevisions through the SidecarSet controller's index.
 #[derive(Clone)]
 pub struct SidecarSetStores {
-    sidecarsets: Store<SidecarSet>,
-    namespaces: Store<Namespace>,
-    revisions: Store<ControllerRevision>,
+    sidecarsets: Informer<SidecarSet>,
+    namespaces: Informer<Namespace>,
+    revisions: Indexed<ControllerRevision>,
     options: Options,
 }
 
@@ -55,37 +58,51 @@ impl fmt::Debug for SidecarSetStores {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter
             .debug_struct("SidecarSetStores")
-            .field("sidecarsets", &self.sidecarsets.len())
-            .field("namespaces", &self.namespaces.len())
-            .field("revisions", &self.revisions.len())
+            .field("sidecarsets", &self.sidecarsets.store().len())
+            .field("namespaces", &self.namespaces.store().len())
             .finish_non_exhaustive()
     }
 }
 
 impl SidecarSetStores {
-    /// Stores that stay empty (nothing is ever injected).
+    /// Stores that stay empty (nothing is ever injected; never synced).
     #[must_use]
     pub fn empty() -> Self {
-        Self::from_stores(
-            reflector::store().0,
-            reflector::store().0,
-            reflector::store().0,
+        Self::from_informers(
+            Informer::new("sidecarsets"),
+            Informer::new("namespaces"),
+            &Informer::new("controllerrevisions"),
+            "kruise-system",
         )
     }
 
-    /// Stores fed by the caller (tests, or reflectors started elsewhere).
+    /// Stores reading the given informers (tests, or informers fed elsewhere); the SidecarSets' revisions are
+    /// those in `revision_namespace`.
     #[must_use]
-    pub fn from_stores(
-        sidecarsets: Store<SidecarSet>,
-        namespaces: Store<Namespace>,
-        revisions: Store<ControllerRevision>,
+    pub fn from_informers(
+        sidecarsets: Informer<SidecarSet>,
+        namespaces: Informer<Namespace>,
+        revisions: &Informer<ControllerRevision>,
+        revision_namespace: &str,
     ) -> Self {
         Self {
             sidecarsets,
             namespaces,
-            revisions,
+            revisions: revisions_by_sidecarset(revisions, revision_namespace),
             options: Options::default(),
         }
+    }
+
+    /// The process's shared informers (their watches start now if no controller has started them): every
+    /// SidecarSet, every Namespace, the SidecarSet revisions of `revision_namespace`.
+    #[must_use]
+    pub fn shared(informers: &Informers, revision_namespace: &str) -> Self {
+        Self::from_informers(
+            informers.get(),
+            informers.get(),
+            &informers.get(),
+            revision_namespace,
+        )
     }
 
     /// The same stores with upstream's feature gates set.
@@ -95,52 +112,25 @@ impl SidecarSetStores {
         self
     }
 
-    /// Starts the reflectors (every SidecarSet, every Namespace, the SidecarSet revisions of
-    /// `revision_namespace`) until `shutdown`; the stores fill in as the lists arrive.
-    #[must_use]
-    pub fn start(client: &Client, revision_namespace: &str, shutdown: &Shutdown) -> Self {
-        let sidecarsets = reflect(
-            Api::<SidecarSet>::all(client.clone()),
-            watcher::Config::default(),
-            shutdown,
-        );
-        let namespaces = reflect(
-            Api::<Namespace>::all(client.clone()),
-            watcher::Config::default(),
-            shutdown,
-        );
-        let revisions = reflect(
-            Api::<ControllerRevision>::namespaced(client.clone(), revision_namespace),
-            watcher::Config::default().labels(NAME_LABEL),
-            shutdown,
-        );
-        Self::from_stores(sidecarsets, namespaces, revisions)
-    }
-
     /// The SidecarSet store (shared with the SidecarSet validating webhook).
     #[must_use]
     pub fn sidecarset_store(&self) -> Store<SidecarSet> {
-        self.sidecarsets.clone()
+        self.sidecarsets.store()
     }
 
-    /// Waits until every store has received its first list (pods admitted before would miss their
-    /// sidecars); `false` when the reflectors stopped first.
-    pub async fn wait_until_ready(&self) -> bool {
-        self.sidecarsets.wait_until_ready().await.is_ok()
-            && self.namespaces.wait_until_ready().await.is_ok()
-            && self.revisions.wait_until_ready().await.is_ok()
+    /// Waits until every informer has stored its first list (pods admitted before would miss their
+    /// sidecars).
+    pub async fn wait_synced(&self) {
+        self.sidecarsets.wait_synced().await;
+        self.namespaces.wait_synced().await;
+        self.revisions.wait_synced().await;
     }
 
-    /// Whether every store has received its first list. Before that an injection would miss SidecarSets
+    /// Whether every informer has stored its first list. Before that an injection would miss SidecarSets
     /// (or their namespaces and revisions) the cluster has, so the pod webhook refuses to answer instead.
     #[must_use]
     pub fn is_synced(&self) -> bool {
-        let synced = |ready: Option<Result<(), reflector::store::WriterDropped>>| {
-            matches!(ready, Some(Ok(())))
-        };
-        synced(self.sidecarsets.wait_until_ready().now_or_never())
-            && synced(self.namespaces.wait_until_ready().now_or_never())
-            && synced(self.revisions.wait_until_ready().now_or_never())
+        self.sidecarsets.is_synced() && self.namespaces.is_synced() && self.revisions.is_synced()
     }
 
     /// Injects the matching SidecarSets into a pod being created; `uid` (the admission request's) seeds
@@ -191,7 +181,8 @@ impl SidecarSetStores {
     /// The candidate SidecarSets for a pod with their revisions and the namespace's labels; `None` when
     /// nothing can be injected.
     fn select(&self, pod: &Pod) -> Option<Selected> {
-        if self.sidecarsets.is_empty() || !is_active_pod(pod) {
+        let sidecarsets = self.sidecarsets.store();
+        if sidecarsets.is_empty() || !is_active_pod(pod) {
             return None;
         }
         let namespace = self.namespaces.get(&ObjectRef::new(pod_namespace(pod)));
@@ -199,8 +190,7 @@ impl SidecarSetStores {
             .as_deref()
             .and_then(|object| object.metadata.labels.as_ref());
         // Candidates: those that match (an invalid selector is kept so the library reports it).
-        let candidates: Vec<SidecarSet> = self
-            .sidecarsets
+        let candidates: Vec<SidecarSet> = sidecarsets
             .state()
             .iter()
             .filter(|set| !set.spec.injection_strategy.paused)
@@ -215,22 +205,10 @@ impl SidecarSetStores {
         if candidates.is_empty() {
             return None;
         }
-        let revisions: Vec<ControllerRevision> = self
-            .revisions
-            .state()
+        let revisions: Vec<ControllerRevision> = candidates
             .iter()
-            .filter(|revision| {
-                revision
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|labels| labels.get(NAME_LABEL))
-                    .is_some_and(|name| {
-                        candidates
-                            .iter()
-                            .any(|set| set.metadata.name.as_deref() == Some(name.as_str()))
-                    })
-            })
+            .filter_map(|set| set.metadata.name.as_deref())
+            .flat_map(|name| self.revisions.get(name))
             .map(|revision| revision.as_ref().clone())
             .collect();
         Some(Selected {
@@ -316,25 +294,25 @@ pub(crate) mod tests {
         sidecarsets: &[serde_json::Value],
         labels: serde_json::Value,
     ) -> SidecarSetStores {
-        let (sets, mut set_writer) = reflector::store::<SidecarSet>();
-        set_writer.apply_watcher_event(&Event::Init);
+        let sets = Informer::<SidecarSet>::new("sidecarsets");
+        sets.apply(Event::Init);
         for value in sidecarsets {
             let mut set: SidecarSet = serde_json::from_value(value.clone()).unwrap();
             kruise_api::defaults::ApplyDefaults::apply_defaults(&mut set);
-            set_writer.apply_watcher_event(&Event::InitApply(set));
+            sets.apply(Event::InitApply(set));
         }
-        set_writer.apply_watcher_event(&Event::InitDone);
-        let (namespaces, mut namespace_writer) = reflector::store::<Namespace>();
-        namespace_writer.apply_watcher_event(&Event::Init);
-        namespace_writer.apply_watcher_event(&Event::InitApply(
+        sets.apply(Event::InitDone);
+        let namespaces = Informer::<Namespace>::new("namespaces");
+        namespaces.apply(Event::Init);
+        namespaces.apply(Event::InitApply(
             serde_json::from_value(json!({"metadata": {"name": "default", "labels": labels}}))
                 .unwrap(),
         ));
-        namespace_writer.apply_watcher_event(&Event::InitDone);
-        let (revisions, mut revision_writer) = reflector::store::<ControllerRevision>();
-        revision_writer.apply_watcher_event(&Event::Init);
-        revision_writer.apply_watcher_event(&Event::InitDone);
-        SidecarSetStores::from_stores(sets, namespaces, revisions)
+        namespaces.apply(Event::InitDone);
+        let revisions = Informer::<ControllerRevision>::new("controllerrevisions");
+        revisions.apply(Event::Init);
+        revisions.apply(Event::InitDone);
+        SidecarSetStores::from_informers(sets, namespaces, &revisions, "kruise-system")
     }
 
     pub(crate) fn log_sidecarset() -> serde_json::Value {

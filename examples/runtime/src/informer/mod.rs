@@ -130,6 +130,11 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Indexed<K> {
         self.informer.is_synced()
     }
 
+    /// Waits until the informer has stored its first full list.
+    pub async fn wait_synced(&self) {
+        self.informer.wait_synced().await;
+    }
+
     /// How many objects have index key `key`.
     #[must_use]
     pub fn count(&self, key: &str) -> usize {

@@ -352,16 +352,8 @@ fn an_invalid_sidecarset_selector_rejects_with_its_name() {
 /// answered as usual.
 #[test]
 fn pods_wait_for_the_sidecarset_caches() {
-    use kube::runtime::reflector;
-    let (sidecarsets, _sidecarset_writer) = reflector::store();
-    let (namespaces, _namespace_writer) = reflector::store();
-    let (revisions, _revision_writer) = reflector::store();
     let unsynced = Mutator {
-        sidecarsets: Some(SidecarSetStores::from_stores(
-            sidecarsets,
-            namespaces,
-            revisions,
-        )),
+        sidecarsets: Some(SidecarSetStores::empty()),
         ..Mutator::default()
     };
     let mut pod = cloneset_pod();
