@@ -8,7 +8,6 @@
 //! calling the manager's `/convert` ([`conversion_strategy`]); a manager outside the cluster puts them
 //! back to `None` when it stops ([`reset_conversion_if_pointing_at`]), so the kinds stay readable.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -17,7 +16,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kruise_api::crd::{ConversionStrategy, CrdOptions, all};
 use kruise_api::schema_version::{self, Install};
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, ResourceExt};
 
 use crate::webhook::configuration::{ClientTarget, FIELD_MANAGER};
@@ -123,27 +122,26 @@ pub async fn install(
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let crds = all(options);
-    // The schema versions of what is installed, from one metadata-only list.
-    let installed: BTreeMap<String, String> = api
-        .list_metadata(&ListParams::default())
-        .await
-        .map_err(|source| CrdError::Apply {
-            name: "customresourcedefinitions".to_owned(),
-            source,
-        })?
-        .items
-        .into_iter()
-        .filter_map(|crd| {
-            let version = crd.annotations().get(schema_version::ANNOTATION)?.clone();
-            Some((crd.name_any(), version))
-        })
-        .collect();
     let mut names = Vec::with_capacity(crds.len());
     for crd in &crds {
         let name = crd.name_any();
-        let installed_version = installed.get(&name).map(String::as_str);
+        // The schema version of what is installed: a GET by name (the ClusterRole grants `get` on each of
+        // its own CRDs by name only, so no list of every CRD in the cluster).
+        let installed_version = api
+            .get_metadata_opt(&name)
+            .await
+            .map_err(|source| CrdError::Apply {
+                name: name.clone(),
+                source,
+            })?
+            .and_then(|installed| {
+                installed
+                    .annotations()
+                    .get(schema_version::ANNOTATION)
+                    .cloned()
+            });
         if let Install::KeepNewer { installed } =
-            schema_version::decide(installed_version, schema_version::CURRENT)
+            schema_version::decide(installed_version.as_deref(), schema_version::CURRENT)
         {
             tracing::warn!(
                 crd = %name,

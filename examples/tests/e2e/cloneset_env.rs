@@ -75,10 +75,16 @@ impl ManagerHandle {
 
     /// Starts the `kruise-manager` binary for `namespace`, with `extra` arguments; its log is
     /// `manager-NAME.log`.
-    pub fn child(cluster: &Cluster, namespace: &str, name: &str, extra: &[&str]) -> Result<Self> {
+    pub async fn child(
+        cluster: &Cluster,
+        namespace: &str,
+        name: &str,
+        extra: &[&str],
+    ) -> Result<Self> {
         let mut args = manager_args(namespace);
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
-        let process = ManagerProcess::spawn(cluster, name, &args, Webhooks::AsArgumentsSay, &[])?;
+        let process =
+            ManagerProcess::spawn(cluster, name, &args, Webhooks::AsArgumentsSay, &[]).await?;
         Ok(Self::Child(Box::new(process)))
     }
 
@@ -174,11 +180,11 @@ impl Env {
     pub async fn start_with(cluster: &Cluster, namespace: &str, extra: &[&str]) -> Result<Self> {
         init_logs();
         let mut env = Self::without_manager(cluster, namespace).await?;
-        env.manager = Some(ManagerHandle::in_process_with(
-            &cluster.client,
-            namespace,
-            extra,
-        )?);
+        // The manager runs with the manifests' ServiceAccount and roles, not the suite's admin token.
+        let kubeconfig =
+            crate::identities::manager_kubeconfig(cluster, namespace, "kruise-manager").await?;
+        let client = crate::support::client_for(&kubeconfig).await?;
+        env.manager = Some(ManagerHandle::in_process_with(&client, namespace, extra)?);
         env.wait_for_api().await?;
         Ok(env)
     }

@@ -45,7 +45,8 @@ pub async fn cloneset_measure_1000_pods(cluster: &Cluster) -> Result<()> {
     let mut env = Env::with_simulator(cluster, NAMESPACE, config).await?;
     let mut args = crate::cloneset_env::manager_args(NAMESPACE);
     args.push("--log-format=json".into());
-    let manager = ManagerProcess::spawn(cluster, "measure", &args, Webhooks::AsArgumentsSay, &[])?;
+    let manager =
+        ManagerProcess::spawn(cluster, "measure", &args, Webhooks::AsArgumentsSay, &[]).await?;
     let pid = manager.process.child.id().context("no manager pid")?;
     let port = manager.metrics_port;
     env.manager = Some(ManagerHandle::Child(Box::new(manager)));

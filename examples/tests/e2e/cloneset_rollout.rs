@@ -382,12 +382,7 @@ pub async fn cloneset_rollout_survives_manager_restart(cluster: &Cluster) -> Res
     // Slow restarts, so the manager dies while updates are in flight.
     config.restart_delay = Duration::from_secs(2);
     let mut env = Env::with_simulator(cluster, "e2e-cs-restart", config).await?;
-    env.manager = Some(ManagerHandle::child(
-        cluster,
-        "e2e-cs-restart",
-        "cs-restart-1",
-        &[],
-    )?);
+    env.manager = Some(ManagerHandle::child(cluster, "e2e-cs-restart", "cs-restart-1", &[]).await?);
     let result = restart(cluster, &mut env).await;
     let stopped = env.stop().await;
     result.and(stopped)
@@ -424,12 +419,7 @@ async fn restart(cluster: &Cluster, env: &mut Env) -> Result<()> {
             .any(|p| running_image(p) == Some("nginx:1.25")),
         "the rollout finished without a manager"
     );
-    env.manager = Some(ManagerHandle::child(
-        cluster,
-        "e2e-cs-restart",
-        "cs-restart-2",
-        &[],
-    )?);
+    env.manager = Some(ManagerHandle::child(cluster, "e2e-cs-restart", "cs-restart-2", &[]).await?);
     let after = env.wait_rolled_out("web", 4, "nginx:1.26").await?;
     ensure!(
         identities(&before) == identities(&after),

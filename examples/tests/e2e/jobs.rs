@@ -43,7 +43,7 @@ impl Environment {
             format!("--identity=e2e-{name}"),
             "--leader-elect=false".into(),
         ];
-        let manager = ManagerProcess::spawn(cluster, name, &args, Webhooks::Served, &[])?;
+        let manager = ManagerProcess::spawn(cluster, name, &args, Webhooks::Served, &[]).await?;
         let simulator = if simulate {
             let config = SimulatorConfig {
                 nodes: NODES.len(),

@@ -58,13 +58,9 @@ pub async fn two_managers_elect_one_leader(cluster: &Cluster) -> Result<()> {
     let mut managers = Vec::new();
     for identity in ["e2e-a", "e2e-b"] {
         let args = election_args(identity, lease);
-        managers.push(ManagerProcess::spawn(
-            cluster,
-            identity,
-            &args,
-            Webhooks::AsArgumentsSay,
-            &[],
-        )?);
+        managers.push(
+            ManagerProcess::spawn(cluster, identity, &args, Webhooks::AsArgumentsSay, &[]).await?,
+        );
     }
     let result = failover(client, lease, &mut managers).await;
     result.with_context(|| {

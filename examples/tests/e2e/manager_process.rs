@@ -36,14 +36,24 @@ pub enum Webhooks {
 
 impl ManagerProcess {
     /// Starts kruise-manager with `args`, the listen addresses chosen here, and `env` added to its
-    /// environment. Does not wait for it to be ready (see [`Self::wait_ready`]).
-    pub fn spawn(
+    /// environment, as the manifests' ServiceAccount of its `--namespace` ([`crate::identities`]). Does
+    /// not wait for it to be ready (see [`Self::wait_ready`]).
+    pub async fn spawn(
         cluster: &Cluster,
         name: &str,
         args: &[String],
         webhooks: Webhooks,
         env: &[(&str, &str)],
     ) -> Result<Self> {
+        let namespace = args
+            .iter()
+            .find_map(|arg| arg.strip_prefix("--namespace="))
+            .unwrap_or("kruise-system");
+        let lease = args
+            .iter()
+            .find_map(|arg| arg.strip_prefix("--leader-election-id="))
+            .unwrap_or("kruise-manager");
+        let kubeconfig = crate::identities::manager_kubeconfig(cluster, namespace, lease).await?;
         let metrics_port = free_port()?;
         let mut all = args.to_vec();
         all.push(format!("--metrics-bind-address=127.0.0.1:{metrics_port}"));
@@ -62,7 +72,7 @@ impl ManagerProcess {
             &program,
             &all,
             env,
-            &cluster.kubeconfig,
+            &kubeconfig,
             cluster.log(&format!("manager-{name}")),
         )?;
         Ok(Self {

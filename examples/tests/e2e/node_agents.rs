@@ -239,7 +239,8 @@ impl NodeAgents {
             &args,
             Webhooks::Served,
             &[("KRUISE_NODEIMAGE_CREATION_DELAY", "0s")],
-        )?;
+        )
+        .await?;
         let config = SimulatorConfig {
             nodes,
             node_prefix: prefix.into(),
@@ -257,6 +258,8 @@ impl NodeAgents {
             }
         });
         let mut daemons = Vec::new();
+        // The daemons run with the manifest's ServiceAccount and roles, not the suite's admin token.
+        let daemon_kubeconfig = crate::identities::daemon_kubeconfig(cluster).await?;
         for (node, endpoint) in &runtime.endpoints {
             let port = free_port()?;
             let args = vec![
@@ -270,7 +273,7 @@ impl NodeAgents {
             let process = Process::spawn(
                 &program,
                 &args,
-                &cluster.kubeconfig,
+                &daemon_kubeconfig,
                 cluster.log(&format!("daemon-{node}")),
             )?;
             daemons.push((process, port));

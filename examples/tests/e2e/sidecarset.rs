@@ -76,7 +76,8 @@ pub async fn with_manager(
         "--shutdown-timeout=5s".to_owned(),
         format!("--cloneset-namespace={namespace}"),
     ];
-    let mut manager = ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[])?;
+    let mut manager =
+        ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[]).await?;
     let result = body(&env.client, manager.metrics_port).await;
     // Every controller (CloneSet, SidecarSet, pod readiness, CRR, sidecar terminator, BroadcastJob,
     // NodeImage, ImagePullJob) ran beside the SidecarSet, and the pod, CRR and SidecarSet webhooks served

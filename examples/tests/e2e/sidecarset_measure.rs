@@ -72,7 +72,7 @@ pub async fn sidecarset_measure_webhook_and_memory(cluster: &Cluster) -> Result<
         format!("--cloneset-namespace={NAMESPACE}"),
     ];
     let mut manager =
-        ManagerProcess::spawn(cluster, "sidecarset-measure", &args, Webhooks::Served, &[])?;
+        ManagerProcess::spawn(cluster, "sidecarset-measure", &args, Webhooks::Served, &[]).await?;
     let pid = manager.process.child.id().context("no manager pid")?;
     let webhook_port = manager.webhook_port.context("no webhook port")?;
     let result = measure(&client, pid, manager.metrics_port, webhook_port).await;

@@ -192,7 +192,8 @@ pub fn stop_control_plane(run_dir: &Path) {
         .status();
 }
 
-async fn client_for(kubeconfig: &Path) -> Result<Client> {
+/// A client from a kubeconfig file.
+pub async fn client_for(kubeconfig: &Path) -> Result<Client> {
     let config = Kubeconfig::read_from(kubeconfig)
         .with_context(|| format!("reading {}", kubeconfig.display()))?;
     let config = Config::from_custom_kubeconfig(config, &KubeConfigOptions::default()).await?;

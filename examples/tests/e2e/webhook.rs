@@ -32,7 +32,8 @@ pub async fn webhook_injects_readiness_gates(cluster: &Cluster) -> Result<()> {
         "--leader-election-id=e2e-webhook".to_owned(),
     ]
     .into();
-    let mut manager = ManagerProcess::spawn(cluster, "webhook", &args, Webhooks::Served, &[])?;
+    let mut manager =
+        ManagerProcess::spawn(cluster, "webhook", &args, Webhooks::Served, &[]).await?;
     let result = match manager.wait_ready().await {
         Ok(()) => scenario(client, manager.metrics_port).await,
         Err(error) => Err(error),
