@@ -15,13 +15,16 @@ use super::test_client::{
 use super::*;
 use crate::webhook::tls::TlsMaterial;
 
-/// Short limits, so stalled connections are closed quickly.
-fn short_limits() -> ConnectionLimits {
+/// How long the limit under test allows (the others are generous, so a busy machine does not trip them).
+const SHORT: Duration = Duration::from_millis(500);
+
+/// Generous limits; each test shortens the one it stalls on.
+fn generous_limits() -> ConnectionLimits {
     ConnectionLimits {
-        handshake_timeout: Duration::from_millis(300),
-        header_read_timeout: Duration::from_millis(300),
-        body_read_timeout: Duration::from_millis(300),
-        idle_timeout: Duration::from_millis(300),
+        handshake_timeout: Duration::from_secs(30),
+        header_read_timeout: Duration::from_secs(30),
+        body_read_timeout: Duration::from_secs(30),
+        idle_timeout: Duration::from_secs(30),
         max_connections: 4,
     }
 }
@@ -33,30 +36,38 @@ async fn server(limits: ConnectionLimits) -> (TestServer, tokio_rustls::TlsConne
     (start_server(limits, tls).await, client)
 }
 
-fn closed(server: &TestServer, reason: &str) -> bool {
-    server.metrics.encode().contains(&format!(
-        "kruise_manager_webhook_connections_closed_total{{reason=\"{reason}\"}} 1"
-    ))
+/// Waits until the server counted one connection closed for `reason` (it counts after closing).
+async fn counted_closed(server: &TestServer, reason: &str) {
+    let series =
+        format!("kruise_manager_webhook_connections_closed_total{{reason=\"{reason}\"}} 1");
+    eventually(&series.clone(), || {
+        server.metrics.encode().contains(&series)
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn a_connection_that_never_finishes_the_handshake_is_closed() {
-    let (server, client) = server(short_limits()).await;
+    let (server, client) = server(ConnectionLimits {
+        handshake_timeout: SHORT,
+        ..generous_limits()
+    })
+    .await;
     let mut stalled = TcpStream::connect(server.address).await.unwrap();
     // The start of a TLS record, and nothing more.
     stalled.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
     closed_by_server(&mut stalled).await;
-    assert!(
-        closed(&server, "handshake_timeout"),
-        "{}",
-        server.metrics.encode()
-    );
+    counted_closed(&server, "handshake_timeout").await;
     assert_eq!(review(server.address, &client).await, "HTTP/1.1 200 OK");
 }
 
 #[tokio::test]
 async fn half_a_header_is_closed() {
-    let (server, client) = server(short_limits()).await;
+    let (server, client) = server(ConnectionLimits {
+        header_read_timeout: SHORT,
+        ..generous_limits()
+    })
+    .await;
     let mut stalled = handshake(server.address, &client).await;
     stalled
         .write_all(b"POST /convert HTTP/1.1\r\nHost: loc")
@@ -64,17 +75,17 @@ async fn half_a_header_is_closed() {
         .unwrap();
     stalled.flush().await.unwrap();
     closed_by_server(&mut stalled).await;
-    assert!(
-        closed(&server, "header_timeout"),
-        "{}",
-        server.metrics.encode()
-    );
+    counted_closed(&server, "header_timeout").await;
     assert_eq!(review(server.address, &client).await, "HTTP/1.1 200 OK");
 }
 
 #[tokio::test]
 async fn a_stalled_body_is_closed() {
-    let (server, client) = server(short_limits()).await;
+    let (server, client) = server(ConnectionLimits {
+        body_read_timeout: SHORT,
+        ..generous_limits()
+    })
+    .await;
     let mut stalled = handshake(server.address, &client).await;
     let request = conversion_request();
     // Everything but the last byte of the body.
@@ -84,46 +95,47 @@ async fn a_stalled_body_is_closed() {
         .unwrap();
     stalled.flush().await.unwrap();
     closed_by_server(&mut stalled).await;
-    assert!(
-        closed(&server, "body_timeout"),
-        "{}",
-        server.metrics.encode()
-    );
+    counted_closed(&server, "body_timeout").await;
     assert_eq!(review(server.address, &client).await, "HTTP/1.1 200 OK");
 }
 
 #[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed() {
-    let (server, client) = server(short_limits()).await;
+    let (server, client) = server(ConnectionLimits {
+        idle_timeout: SHORT,
+        ..generous_limits()
+    })
+    .await;
     let mut idle = handshake(server.address, &client).await;
     let response = review_on(&mut idle).await;
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     closed_by_server(&mut idle).await;
-    assert!(
-        closed(&server, "idle_timeout"),
-        "{}",
-        server.metrics.encode()
-    );
+    counted_closed(&server, "idle_timeout").await;
     assert_eq!(review(server.address, &client).await, "HTTP/1.1 200 OK");
 }
 
 #[tokio::test]
 async fn an_idle_limit_longer_than_the_header_limit_keeps_the_connection_for_more_requests() {
     let limits = ConnectionLimits {
+        header_read_timeout: SHORT,
         idle_timeout: Duration::from_secs(3600),
-        ..short_limits()
+        ..generous_limits()
     };
     let (server, client) = server(limits).await;
     let mut kept = handshake(server.address, &client).await;
     assert!(review_on(&mut kept).await.starts_with("HTTP/1.1 200 OK"));
     // Longer than the header limit: hyper's own header timer would have closed it by now.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    tokio::time::sleep(SHORT * 2).await;
     assert!(review_on(&mut kept).await.starts_with("HTTP/1.1 200 OK"));
 }
 
 #[tokio::test]
 async fn more_stalled_connections_than_the_cap_are_all_closed() {
-    let (server, client) = server(short_limits()).await;
+    let (server, client) = server(ConnectionLimits {
+        handshake_timeout: SHORT,
+        ..generous_limits()
+    })
+    .await;
     let mut stalled = Vec::new();
     for _ in 0..10 {
         stalled.push(TcpStream::connect(server.address).await.unwrap());
@@ -143,7 +155,7 @@ async fn connections_over_the_cap_wait_for_a_slot() {
     let limits = ConnectionLimits {
         handshake_timeout: Duration::from_secs(3600),
         max_connections: 2,
-        ..short_limits()
+        ..generous_limits()
     };
     let (server, client) = server(limits).await;
     let stalled = [
