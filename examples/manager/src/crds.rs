@@ -40,6 +40,66 @@ pub fn conversion_strategy(target: &ClientTarget, ca_bundle: &[u8]) -> Conversio
     }
 }
 
+/// Writes `ca_bundle` (PEM) into the conversion webhook of every CRD of ours whose conversion calls
+/// `target` (a merge patch of that one field, only where it differs; CRDs that do not call `target` are
+/// left alone). Failures are logged.
+pub async fn update_conversion_ca_bundle(client: &Client, target: &ClientTarget, ca_bundle: &[u8]) {
+    let ConversionStrategy::Webhook(wanted) = conversion_strategy(target, ca_bundle) else {
+        return;
+    };
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut updated = 0_usize;
+    for crd in &all(&CrdOptions::default()) {
+        let name = crd.name_any();
+        let current = match api.get_opt(&name).await {
+            Ok(Some(current)) => current,
+            Ok(None) => continue,
+            Err(error) => {
+                tracing::warn!(%error, crd = %name, "cannot read the CRD to update its conversion caBundle");
+                continue;
+            }
+        };
+        let Some(config) = current
+            .spec
+            .conversion
+            .and_then(|conversion| conversion.webhook)
+            .and_then(|webhook| webhook.client_config)
+        else {
+            continue;
+        };
+        let same_service =
+            |a: &WebhookClientConfig, b: &WebhookClientConfig| match (&a.service, &b.service) {
+                (Some(a), Some(b)) => {
+                    (&a.namespace, &a.name, &a.path) == (&b.namespace, &b.name, &b.path)
+                }
+                (None, None) => true,
+                _ => false,
+            };
+        if config.url != wanted.url
+            || !same_service(&config, &wanted)
+            || config.ca_bundle == wanted.ca_bundle
+        {
+            continue;
+        }
+        let patch = serde_json::json!({
+            "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": wanted.ca_bundle}}}},
+        });
+        let params = PatchParams {
+            field_manager: Some(FIELD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        match api.patch(&name, &params, &Patch::Merge(&patch)).await {
+            Ok(_) => updated += 1,
+            Err(error) => {
+                tracing::warn!(%error, crd = %name, "updating the conversion caBundle failed");
+            }
+        }
+    }
+    if updated > 0 {
+        tracing::info!(count = updated, "updated the CRDs' conversion caBundle");
+    }
+}
+
 /// Sets `spec.conversion` back to `strategy: None` on every CRD whose conversion webhook calls `url`
 /// (a manager outside the cluster that stops), so objects stay readable without it. Failures are logged.
 pub async fn reset_conversion_if_pointing_at(client: &Client, url: &str) {

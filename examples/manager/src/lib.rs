@@ -4,7 +4,8 @@
 //! the CRDs ([`crds`]), starts the HTTPS webhooks ([`crate::webhook`]: pods, ContainerRecreateRequests,
 //! SidecarSet validation, CRD conversion) and joins the leader election ([`leader`]); with the webhook on,
 //! the CRDs convert between versions through its `/convert`. While leading it writes the
-//! MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (caBundle included) and runs the
+//! MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (caBundle included, and written again
+//! when the serving certificate is renewed or reloaded) and runs the
 //! registered controllers ([`controllers`]); when leadership ends it stops them, and on SIGINT/SIGTERM it
 //! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
 //! both webhook configurations at shutdown if they still call it, so pod and SidecarSet writes are not
@@ -65,13 +66,15 @@ use self::metrics::Metrics;
 pub use self::options::ManagerOptions;
 use crate::crr::admission::CrrStores;
 use crate::webhook::admission::Mutator;
-use crate::webhook::cert_secret::{self, CertSecretError};
+use crate::webhook::cert_secret::{CertSecret, CertSecretError};
+use crate::webhook::certificate_reload::{self, CertificateSource};
+use crate::webhook::certificate_renewal::RenewalPolicy;
 use crate::webhook::configuration::{self, ClientTarget, WebhookOptions};
-use crate::webhook::registration::{self, WebhookRegistration};
+use crate::webhook::registration::{self, Registration};
 use crate::webhook::server;
 use crate::webhook::sidecarset_admission::{self, SidecarSetValidator};
 use crate::webhook::sidecarset_injection::SidecarSetStores;
-use crate::webhook::tls::{self, TlsError, TlsMaterial};
+use crate::webhook::tls::TlsError;
 use crate::webhook::validating_configuration;
 use kruise_api::readiness_gates::GateOptions;
 use kruise_runtime::Informers;
@@ -106,7 +109,7 @@ pub enum ManagerError {
     /// The serving certificate could not be made or read.
     #[error(transparent)]
     Tls(#[from] TlsError),
-    /// The shared certificate Secret could not be read or written.
+    /// The serving certificate could not be loaded (files, the shared Secret) or made.
     #[error(transparent)]
     CertSecret(#[from] CertSecretError),
     /// The election could not start.
@@ -180,7 +183,7 @@ impl Manager {
         // a standby replica), the controllers of every leadership term share them.
         let informers = Informers::new(client.clone());
         // The webhook (with `/convert`) serves before the CRDs point their conversion at it.
-        let (webhook_configuration, conversion) = if options.no_webhook {
+        let (webhook_registration, conversion) = if options.no_webhook {
             (None, ConversionStrategy::None)
         } else {
             let started = start_webhook(
@@ -192,10 +195,7 @@ impl Manager {
                 stopped.clone(),
             )
             .await?;
-            (
-                Some((started.configuration, started.validating)),
-                started.conversion,
-            )
+            (Some(started.registration), started.conversion)
         };
         if options.no_install_crds {
             tracing::info!("--no-install-crds: leaving the CRDs as they are");
@@ -218,9 +218,9 @@ impl Manager {
         let lead_metrics = metrics.clone();
         let lead_informers = informers.clone();
         let lead = move |leading: Shutdown| async move {
-            if let Some((mutating, validating)) = webhook_configuration {
-                write_webhook_configuration(&lead_client, &mutating, &leading).await;
-                write_webhook_configuration(&lead_client, &validating, &leading).await;
+            if let Some(registration) = webhook_registration {
+                registration.write(&lead_client, &leading).await;
+                tokio::spawn(registration.follow(lead_client.clone(), leading.clone()));
             }
             controllers
                 .run_all(
@@ -345,10 +345,8 @@ async fn ensure_namespace(
 
 /// What a started webhook server needs written to the cluster.
 struct StartedWebhook {
-    /// The pod webhook's configuration (written while leading).
-    configuration: MutatingWebhookConfiguration,
-    /// The SidecarSet webhook's configuration (written while leading).
-    validating: ValidatingWebhookConfiguration,
+    /// Both webhook configurations and the caBundles (written while leading).
+    registration: Registration,
     /// The CRDs' conversion strategy pointing at `/convert`.
     conversion: ConversionStrategy,
 }
@@ -363,18 +361,45 @@ async fn start_webhook(
     stopped: Shutdown,
 ) -> Result<StartedWebhook, ManagerError> {
     let hosts = options.webhook_hosts();
-    let material = match (
+    let source = match (
         &options.tls_cert_file,
         &options.tls_key_file,
         &options.webhook_cert_secret,
     ) {
-        (Some(cert), Some(key), _) => TlsMaterial::read(cert, key, options.tls_ca_file.as_deref())?,
-        (_, _, Some(secret)) => {
-            cert_secret::load_or_create(client, &options.namespace, secret, &hosts).await?
-        }
-        _ => TlsMaterial::generate(&hosts)?,
+        (Some(cert), Some(key), _) => CertificateSource::Files {
+            cert: cert.clone(),
+            key: key.clone(),
+            ca: options.tls_ca_file.clone(),
+        },
+        (_, _, Some(secret)) => CertificateSource::Secret {
+            client: client.clone(),
+            secret: CertSecret {
+                namespace: options.namespace.clone(),
+                name: secret.clone(),
+                hosts: hosts.clone(),
+            },
+        },
+        _ => CertificateSource::Generated {
+            hosts: hosts.clone(),
+        },
     };
-    let tls = tls::server_config(&material)?;
+    let interval = options.webhook_cert_check_interval;
+    let policy = RenewalPolicy {
+        // Long enough for every replica and the leader to have checked (and written the bundle) a few times.
+        ca_propagation: RenewalPolicy::default().ca_propagation.max(
+            chrono::TimeDelta::from_std(interval.saturating_mul(3))
+                .unwrap_or(chrono::TimeDelta::MAX),
+        ),
+        ..RenewalPolicy::default()
+    };
+    let certificates = certificate_reload::start(
+        source,
+        policy,
+        interval,
+        Some(metrics.clone()),
+        stopped.clone(),
+    )
+    .await?;
     let listener = bind(options.webhook_bind_address).await?;
     tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
     let observer_metrics = metrics.clone();
@@ -402,7 +427,14 @@ async fn start_webhook(
     )
     .merge(crate::crr::admission::router(CrrStores::shared(informers)))
     .merge(sidecarset_admission::router(validator.clone()));
-    tokio::spawn(server::serve_tls(listener, tls, app, stopped));
+    tokio::spawn(server::serve_tls(
+        listener,
+        certificates.clone(),
+        app,
+        options.webhook_connection_limits(),
+        Some(metrics.clone()),
+        stopped,
+    ));
     // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
     let webhook_ready = readiness.clone();
     tokio::spawn(async move {
@@ -428,41 +460,14 @@ async fn start_webhook(
         excluded_namespaces: excluded,
         ..WebhookOptions::default()
     };
-    let conversion = crds::conversion_strategy(&webhook.target, material.ca_pem.as_bytes());
+    let bundle = certificates.borrow().material.ca_pem.clone();
+    let conversion = crds::conversion_strategy(&webhook.target, bundle.as_bytes());
     Ok(StartedWebhook {
-        configuration: configuration::mutating_webhook_configuration(
-            &webhook,
-            material.ca_pem.as_bytes(),
-        ),
-        validating: validating_configuration::validating_webhook_configuration(
-            &webhook,
-            material.ca_pem.as_bytes(),
-        ),
+        registration: Registration {
+            webhook,
+            certificates,
+            conversion_crds: !options.no_install_crds,
+        },
         conversion,
     })
-}
-
-/// Writes a webhook configuration, retrying every 5 s until it works or leading ends.
-async fn write_webhook_configuration<K: WebhookRegistration>(
-    client: &Client,
-    configuration: &K,
-    leading: &Shutdown,
-) {
-    let kind = K::kind(&());
-    let name = configuration.meta().name.clone().unwrap_or_default();
-    loop {
-        match registration::apply(client, configuration).await {
-            Ok(()) => {
-                tracing::info!(%kind, %name, "wrote the webhook configuration");
-                return;
-            }
-            Err(error) => {
-                tracing::error!(%kind, %name, %error, "writing the webhook configuration failed; retrying in 5s");
-            }
-        }
-        tokio::select! {
-            () = leading.clone().wait() => return,
-            () = tokio::time::sleep(Duration::from_secs(5)) => {}
-        }
-    }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::leader::LeaderTiming;
 use crate::webhook::configuration::FailurePolicy;
+use crate::webhook::connection_limits::ConnectionLimits;
 use kruise_runtime::duration::parse_duration;
 use kruise_runtime::logging::LogFormat;
 
@@ -84,6 +85,26 @@ pub struct ManagerOptions {
     /// CA bundle for the webhook configuration (PEM); default: `--tls-cert-file` itself.
     #[arg(long, requires = "tls_cert_file")]
     pub tls_ca_file: Option<PathBuf>,
+    /// How often the serving certificate is checked: the `--tls-*-file`s read again, the
+    /// `--webhook-cert-secret` (or the generated certificate) renewed when due. New material is served
+    /// from the next TLS handshake on, and the caBundles follow.
+    #[arg(long, default_value = "1m", value_parser = parse_positive_duration)]
+    pub webhook_cert_check_interval: Duration,
+    /// How long a webhook client may take for its TLS handshake.
+    #[arg(long, default_value = "5s", value_parser = parse_positive_duration)]
+    pub webhook_handshake_timeout: Duration,
+    /// How long a webhook client may take to send a request's headers.
+    #[arg(long, default_value = "5s", value_parser = parse_positive_duration)]
+    pub webhook_header_read_timeout: Duration,
+    /// How long a webhook client may take to send a request's body (after its headers).
+    #[arg(long, default_value = "10s", value_parser = parse_positive_duration)]
+    pub webhook_body_read_timeout: Duration,
+    /// How long a kept-alive webhook connection may wait for its next request.
+    #[arg(long, default_value = "60s", value_parser = parse_positive_duration)]
+    pub webhook_idle_timeout: Duration,
+    /// Webhook connections served at once; further ones wait until one closes.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub webhook_max_connections: u32,
     /// Upstream feature gates, `Name=true|false,...`. Known: `KruisePodReadinessGate` (default false:
     /// inject `KruisePodReady` into every pod, not only Kruise-owned ones),
     /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false).
@@ -95,6 +116,18 @@ pub struct ManagerOptions {
     /// Log format.
     #[arg(long, value_enum, default_value_t)]
     pub log_format: LogFormat,
+}
+
+/// A duration that is not zero (`5s`, `1m`, ...).
+///
+/// # Errors
+/// Not a duration, or zero.
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let duration = parse_duration(text).map_err(|error| error.to_string())?;
+    if duration.is_zero() {
+        return Err(format!("{text:?}: must be more than zero"));
+    }
+    Ok(duration)
 }
 
 /// The upstream feature gates the manager knows (the CloneSet controller's are
@@ -140,6 +173,18 @@ impl ManagerOptions {
             lease_duration: self.lease_duration,
             renew_deadline: self.renew_deadline,
             retry_period: self.retry_period,
+        }
+    }
+
+    /// The limits of the webhook server's connections.
+    #[must_use]
+    pub fn webhook_connection_limits(&self) -> ConnectionLimits {
+        ConnectionLimits {
+            handshake_timeout: self.webhook_handshake_timeout,
+            header_read_timeout: self.webhook_header_read_timeout,
+            body_read_timeout: self.webhook_body_read_timeout,
+            idle_timeout: self.webhook_idle_timeout,
+            max_connections: usize::try_from(self.webhook_max_connections).unwrap_or(usize::MAX),
         }
     }
 
@@ -238,6 +283,44 @@ mod tests {
         );
         assert!(options.leader_timing().validate().is_ok());
         assert_eq!(options.feature_gates, FeatureGates::default());
+        assert_eq!(
+            options.webhook_connection_limits(),
+            ConnectionLimits::default()
+        );
+        assert_eq!(options.webhook_cert_check_interval, Duration::from_secs(60));
+    }
+
+    #[test]
+    fn webhook_limits_from_flags() {
+        let options = parse(&[
+            "--webhook-handshake-timeout=1s",
+            "--webhook-header-read-timeout=2s",
+            "--webhook-body-read-timeout=3s",
+            "--webhook-idle-timeout=4s",
+            "--webhook-max-connections=7",
+            "--webhook-cert-check-interval=30s",
+        ]);
+        assert_eq!(
+            options.webhook_connection_limits(),
+            ConnectionLimits {
+                handshake_timeout: Duration::from_secs(1),
+                header_read_timeout: Duration::from_secs(2),
+                body_read_timeout: Duration::from_secs(3),
+                idle_timeout: Duration::from_secs(4),
+                max_connections: 7,
+            }
+        );
+        assert_eq!(options.webhook_cert_check_interval, Duration::from_secs(30));
+        let refuse = |arg: &str| {
+            let error = Cli::try_parse_from(["kruise-manager", arg]).err().unwrap();
+            error.to_string()
+        };
+        assert!(
+            refuse("--webhook-idle-timeout=0s").contains("more than zero"),
+            "{}",
+            refuse("--webhook-idle-timeout=0s")
+        );
+        assert!(refuse("--webhook-max-connections=0").contains("webhook-max-connections"));
     }
 
     #[test]

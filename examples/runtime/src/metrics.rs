@@ -9,6 +9,9 @@
 //! | `kruise_manager_leader` | gauge (1 while this instance leads) | |
 //! | `kruise_manager_webhook_requests_total` | counter | `code` (HTTP status) |
 //! | `kruise_manager_webhook_duration_seconds` | histogram | |
+//! | `kruise_manager_webhook_open_connections` | gauge | |
+//! | `kruise_manager_webhook_connections_closed_total` | counter | `reason` (`handshake_timeout`, `header_timeout`, `body_timeout`, `idle_timeout`) |
+//! | `kruise_manager_webhook_certificate_expiry_timestamp_seconds` | gauge (Unix time the serving certificate expires) | |
 //!
 //! Each controller gets its own [`ControllerMetrics`] handle (its series exist from registration on).
 //!
@@ -54,6 +57,9 @@ pub struct Metrics {
     leader: Gauge,
     webhook_requests: Family<Labels, Counter>,
     webhook_duration: Histogram,
+    webhook_connections: Gauge,
+    webhook_connections_closed: Family<Labels, Counter>,
+    webhook_certificate_expiry: Gauge,
     open_watches: OpenWatches,
 }
 
@@ -83,6 +89,9 @@ impl Metrics {
         let leader = Gauge::default();
         let webhook_requests = Family::<Labels, Counter>::default();
         let webhook_duration = duration_histogram();
+        let webhook_connections = Gauge::default();
+        let webhook_connections_closed = Family::<Labels, Counter>::default();
+        let webhook_certificate_expiry = Gauge::default();
         let open_watches = OpenWatches::new();
         open_watches.register(&mut registry);
         registry.register(
@@ -122,6 +131,21 @@ impl Metrics {
             prometheus_client::registry::Unit::Seconds,
             webhook_duration.clone(),
         );
+        registry.register(
+            "webhook_open_connections",
+            "Open connections to the webhook server (TLS handshake included)",
+            webhook_connections.clone(),
+        );
+        registry.register(
+            "webhook_connections_closed",
+            "Webhook connections the server closed because a limit ran out, by reason",
+            webhook_connections_closed.clone(),
+        );
+        registry.register(
+            "webhook_certificate_expiry_timestamp_seconds",
+            "When the webhook's serving certificate expires (Unix time)",
+            webhook_certificate_expiry.clone(),
+        );
         Self {
             registry: Arc::new(registry),
             reconciles,
@@ -131,6 +155,9 @@ impl Metrics {
             leader,
             webhook_requests,
             webhook_duration,
+            webhook_connections,
+            webhook_connections_closed,
+            webhook_certificate_expiry,
             open_watches,
         }
     }
@@ -174,6 +201,33 @@ impl Metrics {
             .get_or_create(&vec![("code", http_status.to_string())])
             .inc();
         self.webhook_duration.observe(duration.as_secs_f64());
+    }
+
+    /// Counts a webhook connection opened (`opened`) or ended (`!opened`).
+    pub fn count_webhook_connection(&self, opened: bool) {
+        if opened {
+            self.webhook_connections.inc();
+        } else {
+            self.webhook_connections.dec();
+        }
+    }
+
+    /// The open webhook connections.
+    #[must_use]
+    pub fn webhook_open_connections(&self) -> i64 {
+        self.webhook_connections.get()
+    }
+
+    /// Records a webhook connection closed because the limit `reason` ran out (e.g. `idle_timeout`).
+    pub fn observe_webhook_connection_closed(&self, reason: &str) {
+        self.webhook_connections_closed
+            .get_or_create(&vec![("reason", reason.to_owned())])
+            .inc();
+    }
+
+    /// Sets when the webhook's serving certificate expires (Unix seconds).
+    pub fn set_webhook_certificate_expiry(&self, unix_seconds: i64) {
+        self.webhook_certificate_expiry.set(unix_seconds);
     }
 
     /// The text exposition format (Prometheus / OpenMetrics text).
@@ -261,7 +315,27 @@ mod tests {
         controller.observe_reconcile(Duration::from_millis(5), false);
         metrics.set_leader(true);
         metrics.observe_webhook(200, Duration::from_millis(1));
+        metrics.count_webhook_connection(true);
+        metrics.count_webhook_connection(true);
+        metrics.count_webhook_connection(false);
+        metrics.observe_webhook_connection_closed("idle_timeout");
+        metrics.set_webhook_certificate_expiry(1_800_000_000);
         let text = metrics.encode();
+        assert_eq!(metrics.webhook_open_connections(), 1);
+        assert!(
+            text.contains("kruise_manager_webhook_open_connections 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "kruise_manager_webhook_connections_closed_total{reason=\"idle_timeout\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("kruise_manager_webhook_certificate_expiry_timestamp_seconds 1800000000"),
+            "{text}"
+        );
         assert!(
             text.contains("kruise_manager_reconcile_errors_total{controller=\"demo\"} 1"),
             "{text}"

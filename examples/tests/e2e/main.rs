@@ -37,6 +37,7 @@ mod sidecarset_validation;
 mod simulator;
 mod support;
 mod webhook;
+mod webhook_certificates;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -57,6 +58,11 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("webhook_injects_readiness_gates", |c| {
         Box::pin(webhook::webhook_injects_readiness_gates(c))
+    }),
+    ("webhook_ca_bundle_follows_the_secret", |c| {
+        Box::pin(webhook_certificates::webhook_ca_bundle_follows_the_secret(
+            c,
+        ))
     }),
     ("simulator_runs_pods", |c| {
         Box::pin(simulator::simulator_runs_pods(c))

@@ -6,6 +6,11 @@
 //! * [`launch_priority`]: `KRUISE_CONTAINER_BARRIER` envs for ordered or prioritised container starts;
 //! * [`conversion`]: ConversionReview in, ConversionReview out (v1alpha1 <-> v1beta1 of every kind);
 //! * [`tls`]: the serving certificate (generated, or read from files) and rustls configuration;
+//! * [`certificate_authority`], [`certificate_renewal`], [`certificate_inspection`]: generated certificates
+//!   with bounded validity, and when they are renewed;
+//! * [`certificate_reload`]: the served certificate kept current (files re-read, Secret renewed) without a
+//!   restart;
+//! * [`connection_limits`], [`connection_watchdog`]: timeouts and the connection cap of the server;
 //! * [`sidecarset_injection`]: the SidecarSet stores and injection of pod CREATE;
 //! * [`sidecarset_admission`]: the SidecarSet validating webhook over `kruise_sidecar::validation`'s rules,
 //!   from stores;
@@ -17,7 +22,13 @@
 
 pub mod admission;
 pub mod cert_secret;
+pub mod certificate_authority;
+pub mod certificate_inspection;
+pub mod certificate_reload;
+pub mod certificate_renewal;
 pub mod configuration;
+pub mod connection_limits;
+pub mod connection_watchdog;
 pub mod conversion;
 pub mod launch_priority;
 pub mod readiness_gates;

@@ -1,7 +1,11 @@
 //! Registering the manager's webhook configurations with the API server: written with server-side apply
-//! while leading (caBundle included), removed at a clean shutdown if they still call this manager.
+//! while leading (caBundle included), removed at a clean shutdown if they still call this manager. While
+//! leading, [`Registration::follow`] writes the caBundle again wherever it is (both configurations and the
+//! CRDs' conversion webhook) when the served certificate's bundle changes, and every ten minutes in case
+//! something else wrote an older one.
 
 use std::fmt;
+use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
@@ -11,8 +15,116 @@ use kube::core::ClusterResourceScope;
 use kube::{Api, Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio::sync::watch;
 
-use super::configuration::FIELD_MANAGER;
+use super::configuration::{self, FIELD_MANAGER, WebhookOptions};
+use super::tls::ServingCertificate;
+use super::validating_configuration;
+use crate::crds;
+use kruise_runtime::shutdown::Shutdown;
+
+/// How often the leader writes the caBundles again although the bundle did not change.
+const CA_BUNDLE_RESYNC: Duration = Duration::from_secs(600);
+
+/// What the leader keeps written: both webhook configurations and (when the manager installs the CRDs)
+/// the CRDs' conversion webhook, with the caBundle of the certificate being served.
+#[derive(Clone, Debug)]
+pub struct Registration {
+    /// Where the webhooks are reached, failure policy, exclusions.
+    pub webhook: WebhookOptions,
+    /// The served certificate (its `ca_pem` is the caBundle).
+    pub certificates: watch::Receiver<ServingCertificate>,
+    /// Whether the CRDs' conversion caBundle is the manager's to write.
+    pub conversion_crds: bool,
+}
+
+impl Registration {
+    /// Writes both configurations with the current caBundle, retrying every 5 s until it works or
+    /// `leading` ends, and the CRDs' conversion caBundle where it differs (a replica that starts leading
+    /// may have installed the CRDs with an older one).
+    pub async fn write(&self, client: &Client, leading: &Shutdown) {
+        let bundle = self.certificates.borrow().material.ca_pem.clone();
+        let mutating =
+            configuration::mutating_webhook_configuration(&self.webhook, bundle.as_bytes());
+        let validating = validating_configuration::validating_webhook_configuration(
+            &self.webhook,
+            bundle.as_bytes(),
+        );
+        apply_until_done(client, &mutating, leading).await;
+        apply_until_done(client, &validating, leading).await;
+        if self.conversion_crds {
+            crds::update_conversion_ca_bundle(client, &self.webhook.target, bundle.as_bytes())
+                .await;
+        }
+    }
+
+    /// Until `leading` ends: when the caBundle changes (and every ten minutes), writes it into both
+    /// configurations and the CRDs' conversion webhook. Failures are logged and retried at the next round.
+    pub async fn follow(mut self, client: Client, leading: Shutdown) {
+        loop {
+            tokio::select! {
+                changed = self.certificates.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                () = tokio::time::sleep(CA_BUNDLE_RESYNC) => {}
+                () = leading.clone().wait() => return,
+            }
+            let bundle = self
+                .certificates
+                .borrow_and_update()
+                .material
+                .ca_pem
+                .clone();
+            let mutating =
+                configuration::mutating_webhook_configuration(&self.webhook, bundle.as_bytes());
+            let validating = validating_configuration::validating_webhook_configuration(
+                &self.webhook,
+                bundle.as_bytes(),
+            );
+            log_failure(apply(&client, &mutating).await, &mutating);
+            log_failure(apply(&client, &validating).await, &validating);
+            if self.conversion_crds {
+                crds::update_conversion_ca_bundle(&client, &self.webhook.target, bundle.as_bytes())
+                    .await;
+            }
+        }
+    }
+}
+
+fn log_failure<K: WebhookRegistration>(result: Result<(), kube::Error>, configuration: &K) {
+    if let Err(error) = result {
+        let kind = K::kind(&());
+        let name = configuration.meta().name.as_deref().unwrap_or_default();
+        tracing::warn!(%kind, %name, %error, "writing the caBundle failed; retrying later");
+    }
+}
+
+/// Writes a webhook configuration, retrying every 5 s until it works or `leading` ends.
+async fn apply_until_done<K: WebhookRegistration>(
+    client: &Client,
+    configuration: &K,
+    leading: &Shutdown,
+) {
+    let kind = K::kind(&());
+    let name = configuration.meta().name.clone().unwrap_or_default();
+    loop {
+        match apply(client, configuration).await {
+            Ok(()) => {
+                tracing::info!(%kind, %name, "wrote the webhook configuration");
+                return;
+            }
+            Err(error) => {
+                tracing::error!(%kind, %name, %error, "writing the webhook configuration failed; retrying in 5s");
+            }
+        }
+        tokio::select! {
+            () = leading.clone().wait() => return,
+            () = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+    }
+}
 
 /// A webhook configuration object the manager writes.
 pub trait WebhookRegistration:

@@ -1,21 +1,20 @@
-//! The webhook's serving certificate: made at start (a private CA and a serving certificate for the
-//! webhook's host names and IP addresses) or read from PEM files, and the rustls server configuration.
+//! The webhook's serving certificate: generated (a private CA and a serving certificate for the
+//! webhook's host names and IP addresses, see [`super::certificate_authority`]) or read from PEM files,
+//! and the rustls server configuration.
 //!
 //! ```
-//! use kruise_manager::webhook::tls::{TlsMaterial, server_config};
+//! use kruise_manager::webhook::tls::{ServingCertificate, TlsMaterial};
 //!
-//! let material = TlsMaterial::generate(&["127.0.0.1".into(), "kruise-webhook.kruise-system.svc".into()]).unwrap();
+//! let hosts = ["127.0.0.1".into(), "kruise-webhook.kruise-system.svc".into()];
+//! let material = TlsMaterial::generate(&hosts, chrono::Utc::now()).unwrap();
 //! assert!(material.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
-//! server_config(&material).unwrap();
+//! ServingCertificate::new(material).unwrap();
 //! ```
 
 use std::path::Path;
 use std::sync::Arc;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
-};
+use chrono::{DateTime, Utc};
 use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -38,17 +37,24 @@ pub enum TlsError {
     /// The certificate or key was refused by rustls.
     #[error("TLS configuration: {0}")]
     Rustls(#[from] rustls::Error),
+    /// The material cannot be renewed.
+    #[error("renewing the serving certificate: {0}")]
+    Renew(String),
 }
 
 /// A serving certificate chain, its key and the CA bundle that clients trust (all PEM).
-#[derive(Clone)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct TlsMaterial {
     /// The serving certificate (first) and its chain.
     pub cert_pem: String,
     /// The private key of the serving certificate.
     pub key_pem: String,
-    /// What goes into `caBundle`: the CA that signed the serving certificate.
+    /// What goes into `caBundle`: the CA that signed the serving certificate (generated material: the
+    /// signing CA first, then the CAs before it that are still valid).
     pub ca_pem: String,
+    /// The key of the first CA of `ca_pem`, which signs renewed serving certificates (generated material
+    /// only).
+    pub ca_key_pem: Option<String>,
 }
 
 impl std::fmt::Debug for TlsMaterial {
@@ -57,42 +63,22 @@ impl std::fmt::Debug for TlsMaterial {
             .field("cert_pem", &self.cert_pem)
             .field("key_pem", &"<redacted>")
             .field("ca_pem", &self.ca_pem)
+            .field(
+                "ca_key_pem",
+                &self.ca_key_pem.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
 
 impl TlsMaterial {
-    /// A fresh CA and a serving certificate for `hosts` (DNS names or IP addresses).
+    /// A fresh CA and a serving certificate for `hosts` (DNS names or IP addresses), valid from `now` for
+    /// the default [`RenewalPolicy`](super::certificate_renewal::RenewalPolicy).
     ///
     /// # Errors
     /// A host name rcgen refuses, or a key generation failure.
-    pub fn generate(hosts: &[String]) -> Result<Self, TlsError> {
-        let ca_key = KeyPair::generate()?;
-        let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        ca_params.distinguished_name = name("kruise-rs webhook CA");
-        let ca_cert = ca_params.self_signed(&ca_key)?;
-        let issuer = Issuer::new(ca_params, ca_key);
-
-        let key = KeyPair::generate()?;
-        let mut params = CertificateParams::new(hosts.to_vec())?;
-        params.distinguished_name = name(hosts.first().map_or("kruise-rs webhook", String::as_str));
-        params.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let cert = params.signed_by(&key, &issuer)?;
-        Ok(Self {
-            cert_pem: cert.pem(),
-            key_pem: key.serialize_pem(),
-            ca_pem: ca_cert.pem(),
-        })
+    pub fn generate(hosts: &[String], now: DateTime<Utc>) -> Result<Self, TlsError> {
+        super::certificate_authority::generate(hosts, now, &Default::default())
     }
 
     /// Reads the certificate and key files; the CA bundle is `ca_file`, or the certificate file itself
@@ -120,14 +106,29 @@ impl TlsMaterial {
             cert_pem,
             key_pem: read(key_file)?,
             ca_pem,
+            ca_key_pem: None,
         })
     }
 }
 
-fn name(common_name: &str) -> DistinguishedName {
-    let mut name = DistinguishedName::new();
-    name.push(DnType::CommonName, common_name);
-    name
+/// Material that rustls accepted, with its server configuration: what the webhook server serves.
+#[derive(Clone, Debug)]
+pub struct ServingCertificate {
+    /// The PEM material.
+    pub material: TlsMaterial,
+    /// The rustls configuration serving it.
+    pub config: Arc<ServerConfig>,
+}
+
+impl ServingCertificate {
+    /// Checks `material` by building its server configuration.
+    ///
+    /// # Errors
+    /// See [`server_config`].
+    pub fn new(material: TlsMaterial) -> Result<Self, TlsError> {
+        let config = server_config(&material)?;
+        Ok(Self { material, config })
+    }
 }
 
 /// A rustls server configuration (ring provider, TLS 1.2 and 1.3, HTTP/1.1) for the material.
@@ -159,9 +160,17 @@ mod tests {
 
     #[test]
     fn generated_material_is_accepted_by_rustls() {
-        let material = TlsMaterial::generate(&["localhost".into(), "127.0.0.1".into()]).unwrap();
+        let material =
+            TlsMaterial::generate(&["localhost".into(), "127.0.0.1".into()], Utc::now()).unwrap();
         assert_eq!(material.cert_pem.matches("BEGIN CERTIFICATE").count(), 1);
         assert!(material.key_pem.contains("PRIVATE KEY"));
+        assert!(
+            material
+                .ca_key_pem
+                .as_ref()
+                .unwrap()
+                .contains("PRIVATE KEY")
+        );
         assert_ne!(material.ca_pem, material.cert_pem);
         server_config(&material).unwrap();
         assert!(!format!("{material:?}").contains("PRIVATE KEY"));
@@ -169,7 +178,7 @@ mod tests {
 
     #[test]
     fn files_round_trip_and_missing_files_are_named() {
-        let material = TlsMaterial::generate(&["localhost".into()]).unwrap();
+        let material = TlsMaterial::generate(&["localhost".into()], Utc::now()).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
         std::fs::write(&cert, &material.cert_pem).unwrap();
@@ -187,7 +196,9 @@ mod tests {
             cert_pem: "garbage".into(),
             key_pem: "garbage".into(),
             ca_pem: String::new(),
+            ca_key_pem: None,
         };
         assert!(server_config(&material).is_err());
+        assert!(ServingCertificate::new(material).is_err());
     }
 }
