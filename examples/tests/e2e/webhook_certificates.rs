@@ -43,7 +43,7 @@ pub async fn webhook_ca_bundle_follows_the_secret(cluster: &Cluster) -> Result<(
     ]
     .into();
     let mut manager =
-        ManagerProcess::spawn(cluster, "webhook-certs", &args, Webhooks::Served, &[])?;
+        ManagerProcess::spawn(cluster, "webhook-certs", &args, Webhooks::Served, &[]).await?;
     let result = match manager.wait_ready().await {
         Ok(()) => scenario(&cluster.client, manager.metrics_port).await,
         Err(error) => Err(error),
