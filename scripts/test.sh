@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test of kruise-rs: formatting, lints, unit/property/fixture/doc tests, the end-to-end tests against a
-# local control plane, and the documentation build. Installs what it needs first (scripts/setup.sh; the control
-# plane is built once into ~/.cache/kruise-rs, in the background while the lints run). Long benchmarks and
-# fuzzing have their own commands.
+# Runs every test of kruise-rs: formatting, lints, unit/property/fixture/doc tests (the property tests include
+# bounded fuzzing of every parser of untrusted input: `untrusted_input` in each crate, KRUISE_FUZZ_CASES cases
+# each, 256 by default), a compile check of the cargo-fuzz targets on stable, the end-to-end tests against a
+# local control plane, and the documentation build. Installs what it needs first (scripts/setup.sh; the
+# control plane is built once into ~/.cache/kruise-rs, in the background while the lints run). Long benchmarks
+# and long fuzzing runs have their own commands (see docs/architecture.md, "Test layers").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +27,11 @@ cargo fmt --all -- --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+# The cargo-fuzz targets are their own workspace (running them needs nightly); compiling them on stable keeps
+# them in step with the libraries and their lock file consistent. Their build script compiles libFuzzer (C++).
+step "cargo check of the fuzz targets (fuzz/, stable, without cargo-fuzz)"
+cargo check --manifest-path fuzz/Cargo.toml --locked --bins
 
 step "local control plane for the end-to-end tests"
 install_status=0

@@ -57,6 +57,10 @@ pub struct Quantity {
 
 const NANO: i32 = -9;
 const MAX_DIGITS: usize = 38;
+/// The largest power of ten a parsed quantity keeps. Stripping trailing zeros (at most [`MAX_DIGITS`] of them),
+/// scaling to nano units and aligning two quantities add less than 64 to an exponent, so none of that
+/// arithmetic can overflow `i32`; a larger exponent (`1e2147483647`) is [`QuantityError::OutOfRange`].
+const MAX_EXPONENT: i32 = i32::MAX - 64;
 
 impl Quantity {
     /// The zero quantity (`"0"`).
@@ -284,9 +288,19 @@ pub fn parse(text: &str) -> Result<Quantity, QuantityError> {
             (value, NANO + shift)
         } else {
             let (value, shift) = parse_digits(&digits).ok_or_else(out_of_range)?;
-            (value, exponent10 + shift)
+            (
+                value,
+                exponent10.checked_add(shift).ok_or_else(out_of_range)?,
+            )
         }
     };
+    if mantissa == 0 {
+        // Zero is zero at any power of ten ("0e2147483647").
+        exponent10 = 0;
+    }
+    if exponent10 > MAX_EXPONENT {
+        return Err(out_of_range());
+    }
     if base_two && exponent10 < NANO {
         let divisor = scale_up(1, NANO - exponent10).ok_or_else(out_of_range)?;
         let rounded_up = mantissa % divisor != 0;
@@ -554,5 +568,32 @@ mod tests {
         assert!(q("100m").is_positive() && !q("-1").is_positive());
         assert_eq!(q("1").checked_add(&q("500m")).unwrap(), q("1.5"));
         assert!(same_value("2", "2000m") && !same_value("2", "2Ki") && same_value("x", "x"));
+    }
+
+    /// Exponents near `i32::MAX` used to overflow the exponent arithmetic (a panic in debug builds, a wrapped
+    /// wrong value in release builds) when a quantity was compared, written or scaled to nano units: found by
+    /// the `untrusted_input` property tests.
+    #[test]
+    fn huge_exponents_are_out_of_range() {
+        let trailing_zeros = format!("1{}e2147483600", "0".repeat(45));
+        for input in [
+            "10e2147483647",
+            "1e2147483647",
+            "1e2147483584",
+            trailing_zeros.as_str(),
+        ] {
+            assert_eq!(
+                parse(input),
+                Err(QuantityError::OutOfRange(input.to_owned())),
+                "{input}"
+            );
+        }
+        let largest = parse("1e2147483583").unwrap();
+        assert_eq!(largest.to_canonical().unwrap(), "1e2147483583");
+        assert_eq!(largest.to_nanos(), None);
+        assert!(largest > parse("9e2147483582").unwrap());
+        assert_eq!(largest.checked_add(&parse("1m").unwrap()), None);
+        assert_eq!(parse("0e2147483647").unwrap(), Quantity::ZERO);
+        assert_eq!(canonical("0e2147483647").unwrap(), "0");
     }
 }

@@ -2,7 +2,8 @@
 //! one. Injection only changes annotations and four lists of the pod spec, so the patch is built from those:
 //! one operation per changed annotation, and per list of the spec (init containers, containers, volumes, pull
 //! secrets) an `add` for each item injected before or after the pod's own and a `replace` for each item
-//! replaced in place (a list the pod does not have is added whole; a list left empty is removed).
+//! replaced in place (a list the pod does not have, or has empty, is added whole; a list left empty is
+//! removed).
 //!
 //! [`injection_patch`] / [`injection_patch_json`] find those operations by comparing two pods. Injection itself
 //! ([`crate::inject()`], [`crate::inject_json`]) writes the same operations, byte for byte, from what it
@@ -257,6 +258,12 @@ fn list_ops<T: Serialize + PartialEq + Named, S: Sink>(
         }
         (Some(before), Some(after)) => (before, after),
     };
+    if before.is_empty() {
+        // The whole list, as for an absent one: a pod's JSON may lack `containers`, which the typed pod
+        // reads as empty, and appending (`/-`) needs an existing array.
+        ops.push(Kind::Add, &["spec", field], Some(after));
+        return;
+    }
     let Some(offset) = original_offset(before, after) else {
         ops.push(Kind::Replace, &["spec", field], Some(after));
         return;
@@ -356,9 +363,10 @@ fn layout_ops<T: Serialize + PartialEq, S: Sink>(
         return;
     };
     if own.is_empty() {
-        // The pod's (no) items sit at offset 0 of the new list: everything is appended.
-        for item in list {
-            ops.push(Kind::Add, &["spec", field, "-"], Some(item));
+        // The whole list, as for an absent one: a pod's JSON may lack `containers`, which the typed pod reads
+        // as empty, and appending (`/-`) needs an existing array.
+        if !list.is_empty() {
+            ops.push(Kind::Add, &["spec", field], Some(list));
         }
         return;
     }

@@ -16,6 +16,11 @@ use kruise_inplace::quantity;
 /// Nano units per base unit.
 const NANOS_PER_UNIT: i128 = 1_000_000_000;
 
+/// The most tokens an expression may have. It bounds the depth of the parsed tree, and so the recursion of
+/// parsing, evaluating and dropping it (upstream's Go parser has no limit, but Go stacks grow; a Rust thread's
+/// does not). Real expressions such as `max(cpu*50%, 50m)` have about ten.
+pub const MAX_TOKENS: usize = 256;
+
 /// Why an expression cannot be parsed or evaluated.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -43,6 +48,13 @@ pub enum ExpressionError {
         text: String,
         /// What the quantity parser said.
         reason: String,
+    },
+    /// More tokens than [`MAX_TOKENS`]: far beyond any real expression, and refused so that a hostile
+    /// SidecarSet cannot nest an expression deep enough to overflow the stack of whoever parses it.
+    #[error("the expression has more than {limit} tokens (numbers, names and symbols)")]
+    TooLong {
+        /// The limit, [`MAX_TOKENS`].
+        limit: usize,
     },
     /// Division by zero.
     #[error("division by zero")]
@@ -223,6 +235,9 @@ fn tokenize(text: &str) -> Result<Vec<(Token, usize)>, ExpressionError> {
     let mut tokens = Vec::new();
     let mut at = 0;
     while let Some(&byte) = bytes.get(at) {
+        if tokens.len() >= MAX_TOKENS && !byte.is_ascii_whitespace() {
+            return Err(ExpressionError::TooLong { limit: MAX_TOKENS });
+        }
         let start = at;
         match byte {
             b' ' | b'\t' | b'\n' | b'\r' => at += 1,

@@ -44,6 +44,11 @@ pub mod sidecar_terminator;
 pub mod sidecarset;
 pub mod webhook;
 
+#[cfg(test)]
+mod fuzz_inputs;
+#[cfg(test)]
+mod untrusted_input;
+
 use kruise_runtime::actions::is_conflict;
 use std::net::SocketAddr;
 use std::sync::Arc;

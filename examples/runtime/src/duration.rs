@@ -101,4 +101,51 @@ mod tests {
         assert_eq!(error.reason, "unknown unit");
         assert!(error.to_string().contains("\"5x\""));
     }
+
+    /// The number of cases of the properties below: `KRUISE_FUZZ_CASES` (default 256).
+    fn fuzz_config() -> proptest::test_runner::Config {
+        let cases = std::env::var("KRUISE_FUZZ_CASES")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(256);
+        proptest::test_runner::Config {
+            cases,
+            ..proptest::test_runner::Config::default()
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(fuzz_config())]
+
+        /// Any text parses or is refused with an error that quotes it.
+        #[test]
+        fn any_text_is_parsed_or_refused(text in proptest::prop_oneof![
+            proptest::arbitrary::any::<String>(),
+            "[ 0-9hms.µ-]{0,24}",
+        ]) {
+            if let Err(error) = parse_duration(&text) {
+                proptest::prop_assert!(error.to_string().contains(&format!("{text:?}")), "{}", error);
+            }
+        }
+
+        /// Terms from the grammar, edge numbers included, add up exactly or overflow into an error.
+        #[test]
+        fn terms_add_up_or_overflow(terms in proptest::collection::vec((
+            proptest::prop_oneof![0_u64..100_000, proptest::arbitrary::any::<u64>()],
+            proptest::sample::select(&["ms", "s", "m", "h"][..]),
+        ), 1..4)) {
+            let text: String = terms.iter().map(|(value, unit)| format!("{value}{unit}")).collect();
+            let mut millis: Option<u128> = Some(0);
+            for (value, unit) in &terms {
+                let factor: u128 = match *unit { "ms" => 1, "s" => 1000, "m" => 60_000, _ => 3_600_000 };
+                let seconds_fit = match *unit { "m" => value.checked_mul(60).is_some(), "h" => value.checked_mul(3600).is_some(), _ => true };
+                millis = millis.filter(|_| seconds_fit).map(|total| total + u128::from(*value) * factor);
+            }
+            let expected = millis
+                .filter(|total| total / 1000 <= u128::from(u64::MAX))
+                .and_then(|total| Some(Duration::from_secs(u64::try_from(total / 1000).ok()?)
+                    + Duration::from_millis(u64::try_from(total % 1000).ok()?)));
+            proptest::prop_assert_eq!(parse_duration(&text).ok(), expected, "{}", text);
+        }
+    }
 }

@@ -8,3 +8,4 @@ mod support;
 mod conversion_roundtrip;
 mod crds;
 mod fixtures;
+mod untrusted_input;

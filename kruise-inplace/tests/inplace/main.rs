@@ -16,3 +16,4 @@ mod properties;
 mod refresh;
 mod revision;
 mod scenarios;
+mod untrusted_input;

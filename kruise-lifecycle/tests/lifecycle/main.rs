@@ -9,3 +9,4 @@ mod support;
 
 mod properties;
 mod transitions;
+mod untrusted_input;

@@ -36,3 +36,4 @@ mod statefulset_ordinals;
 mod statefulset_properties;
 mod statefulset_scale;
 mod statefulset_update;
+mod untrusted_input;

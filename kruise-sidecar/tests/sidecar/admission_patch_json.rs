@@ -83,3 +83,43 @@ fn json_patch_of_no_change_is_empty_and_paths_are_escaped() {
     let patch = kruise_sidecar::admission_patch::injection_patch_json(&pod, &pod);
     assert_eq!(patch, "[]");
 }
+
+/// A pod whose JSON has no `containers` at all (the API server calls mutating webhooks before it validates,
+/// and the typed pod reads the missing list as empty): the injected containers are added as a whole list,
+/// so the patch applies to the pod as it was sent. Appending with `/spec/containers/-` failed there (found by
+/// kruise-manager's `untrusted_input` property tests).
+#[test]
+fn a_pod_without_containers_gets_them_added_whole() {
+    let sent = json!({
+        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "x"}},
+        "spec": {"initContainers": []},
+    });
+    let pod = support::pod(sent.clone());
+    let set = support::sidecarset(json!({
+        "metadata": {"name": "s"},
+        "spec": {"selector": {"matchLabels": {"app": "x"}},
+                 "initContainers": [{"name": "init", "image": "busybox"}],
+                 "containers": [{"name": "sidecar", "image": "busybox"}]},
+    }));
+    both(&pod, std::slice::from_ref(&set), None);
+    let request = InjectRequest {
+        pod: &pod,
+        old_pod: None,
+        sidecarsets: std::slice::from_ref(&set),
+        revisions: &[],
+        namespace_labels: None,
+        now: support::now(),
+        options: Options::default(),
+    };
+    let injection = kruise_sidecar::inject_json(&request, &mut SeededChance::new(7)).unwrap();
+    let patch: json_patch::Patch = serde_json::from_str(&injection.patch).unwrap();
+    let mut value = sent;
+    json_patch::patch(&mut value, &patch).unwrap();
+    assert_eq!(value["spec"]["containers"][0]["name"], "sidecar");
+    assert_eq!(value["spec"]["initContainers"][0]["name"], "init");
+    let typed = kruise_sidecar::inject(&request, &mut SeededChance::new(7)).unwrap();
+    let mut value = serde_json::to_value(&pod).unwrap();
+    value["spec"].as_object_mut().unwrap().remove("containers");
+    json_patch::patch(&mut value, &typed.patch).unwrap();
+    assert_eq!(serde_json::from_value::<Pod>(value).unwrap(), typed.pod);
+}

@@ -20,4 +20,5 @@ mod patch_text;
 mod properties;
 mod resources_policy;
 mod revisions;
+mod untrusted_input;
 mod upgrade;

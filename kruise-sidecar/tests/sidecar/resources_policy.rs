@@ -437,3 +437,28 @@ fn validation_rules_of_the_sidecarset_webhook() {
         PolicyError::Expression { field, source: ExpressionError::Syntax { .. }, .. } if field == "resourcesExpr.requests.memory"
     ));
 }
+
+/// Nesting far deeper than any real expression (parentheses, signs, function calls, or a long chain of
+/// operators) is refused with a syntax error instead of overflowing the stack while parsing, evaluating or
+/// dropping the expression: a SidecarSet with such a `resourcesExpr` would otherwise abort kruise-manager.
+#[test]
+fn deeply_nested_expressions_are_refused() {
+    let depth = 200_000;
+    for text in [
+        format!("{}cpu{}", "(".repeat(depth), ")".repeat(depth)),
+        format!("{}cpu", "-".repeat(depth)),
+        format!("{}cpu{}", "max(".repeat(depth), ")".repeat(depth)),
+        vec!["cpu"; depth].join("+"),
+        vec!["1"; depth].join("*"),
+    ] {
+        let error = Expression::parse(&text, "cpu").unwrap_err();
+        assert!(
+            matches!(error, ExpressionError::TooLong { limit: 256 }),
+            "{}: {error}",
+            text.get(..20).unwrap_or_default()
+        );
+    }
+    // Realistic expressions stay well within the limit.
+    let nested = format!("{}cpu*50%{}", "max(50m, ".repeat(20), ")".repeat(20));
+    assert!(Expression::parse(&nested, "cpu").is_ok());
+}

@@ -166,6 +166,7 @@ fn member_object(text: &str, key: &str) -> Option<usize> {
 mod tests {
     use axum::Router;
     use axum::routing::post;
+    use proptest::strategy::Strategy as _;
     use tower::ServiceExt;
 
     use super::*;
@@ -263,5 +264,35 @@ mod tests {
     async fn an_oversized_body_that_is_no_review_gets_a_plain_413() {
         let (status, _) = send(vec![b'x'; BODY_LIMIT + 1]).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(crate::fuzz_inputs::fuzz_cases::config())]
+
+        /// The head of an oversized body is whatever the client sent, cut anywhere: reading it never panics,
+        /// and the answer is a review (HTTP 200) or a plain 413.
+        #[test]
+        fn any_head_is_answered(
+            head in proptest::prop_oneof![
+                proptest::sample::select(&[("AdmissionReview", "admission.k8s.io/v1"),
+                    ("ConversionReview", "apiextensions.k8s.io/v1")][..])
+                    .prop_flat_map(|(kind, api_version)| {
+                        let text = String::from_utf8(review(kind, api_version, 8)).unwrap();
+                        crate::fuzz_inputs::text_edits::edited(text)
+                    })
+                    .prop_map(String::into_bytes),
+                proptest::collection::vec(proptest::arbitrary::any::<u8>(), 0..200),
+            ],
+            at in proptest::arbitrary::any::<proptest::sample::Index>(),
+        ) {
+            let text = String::from_utf8_lossy(&head);
+            for key in ["apiVersion", "kind", "uid"] {
+                let _ = member(&text, at.index(text.len() + 1), key);
+                let _ = member(&text, 0, key);
+            }
+            let _ = member_object(&text, "request");
+            let status = too_large(&head).status();
+            proptest::prop_assert!(status == StatusCode::OK || status == StatusCode::PAYLOAD_TOO_LARGE);
+        }
     }
 }

@@ -9,6 +9,10 @@
     clippy::expect_used
 )]
 
+pub mod conversion_harness;
+pub mod fuzz_cases;
+pub mod json_values;
 pub mod lossless;
 pub mod schema_values;
 pub mod structural;
+pub mod text_edits;

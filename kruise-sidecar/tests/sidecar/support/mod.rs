@@ -9,6 +9,9 @@
 )]
 
 pub mod annotation_harness;
+pub mod expression_harness;
+pub mod fuzz_cases;
+pub mod text_edits;
 
 use std::collections::BTreeMap;
 

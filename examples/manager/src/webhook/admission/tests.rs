@@ -374,3 +374,19 @@ fn pods_wait_for_the_sidecarset_caches() {
         "synced stores answer"
     );
 }
+
+/// The API server calls the webhook before it validates, so a pod may come without `containers`: the
+/// injected containers are added as a whole list and the patch applies to the pod as sent (appending to the
+/// missing list failed; found by the `untrusted_input` property tests).
+#[test]
+fn a_pod_without_containers_gets_a_patch_that_applies() {
+    let mut pod = cloneset_pod();
+    pod["metadata"]["labels"] = json!({"app": "nginx"});
+    pod["spec"] = json!({});
+    let response = answer_with(&request("CREATE", &pod), &sidecar_mutator());
+    assert_eq!(response["response"]["allowed"], true, "{response}");
+    let patch: json_patch::Patch = serde_json::from_value(patch_of(&response)).unwrap();
+    let mut patched = pod.clone();
+    json_patch::patch(&mut patched, &patch).unwrap();
+    assert_eq!(patched["spec"]["containers"][0]["name"], "sidecar1");
+}
