@@ -24,6 +24,7 @@ mod cloneset_rollout;
 mod cloneset_scale;
 mod container_recreate;
 mod crds;
+mod daemon_identity;
 mod image_pull;
 mod jobs;
 mod leader;
