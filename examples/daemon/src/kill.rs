@@ -333,9 +333,11 @@ mod tests {
     async fn a_path_with_cr_lf_is_refused_before_anything_is_sent() {
         let (_listener, pod_ip, port) = pod_listener().await;
         let hook = http_hook("/stop HTTP/1.1\r\nHost: admin\r\n\r\nGET /delete", port);
-        let error = run_hook(&cri(), &hook, &target(&pod_ip, &[]), HANG)
-            .await
-            .unwrap_err();
+        let error =
+            tokio::time::timeout(HANG, run_hook(&cri(), &hook, &target(&pod_ip, &[]), HANG))
+                .await
+                .expect("the hook was sent and waited for an answer")
+                .unwrap_err();
         assert!(matches!(error, HookError::Invalid { .. }), "{error:?}");
         let message = error.to_string();
         assert!(
