@@ -21,6 +21,7 @@ use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::crd::{CrdOptions, all};
+use kruise_api::keys::image_pull::DAEMON_CONFIG_NAMESPACE;
 use kruise_daemon::DaemonOptions;
 use kruise_manager::ManagerOptions;
 use kruise_manager::webhook::configuration::{
@@ -111,10 +112,15 @@ fn every_expected_object_is_there_and_nothing_else() {
             "DaemonSet/kruise-daemon",
             "Deployment/kruise-manager",
             "MutatingWebhookConfiguration/kruise-rs-mutating-webhook-configuration",
+            "Namespace/kruise-daemon-config",
             "Namespace/kruise-system",
             "NetworkPolicy/kruise-manager",
+            "Role/kruise-daemon-pull-secrets",
             "Role/kruise-manager",
+            "Role/kruise-manager-pull-secrets",
+            "RoleBinding/kruise-daemon-pull-secrets",
             "RoleBinding/kruise-manager",
+            "RoleBinding/kruise-manager-pull-secrets",
             "Service/kruise-rs-webhook-service",
             "ServiceAccount/kruise-daemon",
             "ServiceAccount/kruise-manager",
@@ -502,9 +508,67 @@ fn the_daemon_runs_everywhere_with_its_own_flags_and_least_privilege() {
             );
         }
     }
-    assert!(allowed(&rules, "", "secrets", "get"));
-    assert!(!allowed(&rules, "", "secrets", "list"));
+    // No Secret anywhere through the ClusterRole: pull secrets only in kruise-daemon-config.
+    for verb in ["get", "list", "watch"] {
+        assert!(!allowed(&rules, "", "secrets", verb), "secrets {verb}");
+    }
     assert!(!allowed(&rules, "", "pods", "get"));
+    let (role, binding) = pull_secret_role(&objects, "kruise-daemon-pull-secrets");
+    let subjects = binding.subjects.unwrap();
+    assert_eq!(subjects.len(), 1);
+    assert_eq!(subjects[0].name, "kruise-daemon");
+    let rules = role.rules.unwrap();
+    assert!(allowed(&rules, "", "secrets", "get"));
+    for verb in ["list", "watch", "create", "update", "delete"] {
+        assert!(!allowed(&rules, "", "secrets", verb), "secrets {verb}");
+    }
+}
+
+/// The Role `name` and its RoleBinding in the namespace of the pull secret copies, which the manifests create.
+fn pull_secret_role(objects: &BTreeMap<String, Value>, name: &str) -> (Role, RoleBinding) {
+    let namespace: Namespace = typed(objects, &format!("Namespace/{DAEMON_CONFIG_NAMESPACE}"));
+    assert_eq!(
+        namespace.metadata.name.as_deref(),
+        Some(DAEMON_CONFIG_NAMESPACE)
+    );
+    let role: Role = typed(objects, &format!("Role/{name}"));
+    let binding: RoleBinding = typed(objects, &format!("RoleBinding/{name}"));
+    assert_eq!(
+        role.metadata.namespace.as_deref(),
+        Some(DAEMON_CONFIG_NAMESPACE)
+    );
+    assert_eq!(
+        binding.metadata.namespace.as_deref(),
+        Some(DAEMON_CONFIG_NAMESPACE)
+    );
+    assert_eq!(
+        (
+            binding.role_ref.kind.as_str(),
+            binding.role_ref.name.as_str()
+        ),
+        ("Role", name)
+    );
+    let subject = &binding.subjects.clone().unwrap()[0];
+    assert_eq!(subject.namespace.as_deref(), Some("kruise-system"));
+    (role, binding)
+}
+
+#[test]
+fn the_manager_copies_pull_secrets_into_the_daemon_namespace() {
+    let objects = objects();
+    let cluster_role: ClusterRole = typed(&objects, "ClusterRole/kruise-manager");
+    let rules = cluster_role.rules.unwrap();
+    // A job's pull secrets are read where the job is; never listed or written cluster-wide.
+    assert!(allowed(&rules, "", "secrets", "get"));
+    for verb in ["list", "watch", "create", "update", "delete"] {
+        assert!(!allowed(&rules, "", "secrets", verb), "secrets {verb}");
+    }
+    let (role, binding) = pull_secret_role(&objects, "kruise-manager-pull-secrets");
+    assert_eq!(binding.subjects.unwrap()[0].name, "kruise-manager");
+    let rules = role.rules.unwrap();
+    for verb in ["get", "list", "create", "update", "delete"] {
+        assert!(allowed(&rules, "", "secrets", verb), "secrets {verb}");
+    }
 }
 
 fn allowed(rules: &[PolicyRule], group: &str, resource: &str, verb: &str) -> bool {

@@ -2,7 +2,8 @@
 //! (`crr.apps.kruise.io/node-name=<node>,crr.apps.kruise.io/active=true`), and per pod runs the pure state
 //! machine of [`kruise_lifecycle::container_recreate::daemon`]: it observes the pod's containers through CRI
 //! (converted by [`kruise_runtime::cri::view::pod_view`]; found by kubelet's pod-UID label, so containers of other
-//! pods are never looked at or touched), executes the one kill decided per pass ([`super::kill`]), and writes
+//! pods are never looked at or touched; containers whose runtime labels name another pod than the request's
+//! `namespace/spec.podName` make it refused, see [`super::pod_identity`]), executes the one kill decided per pass ([`super::kill`]), and writes
 //! the request's status with its `resourceVersion` (a conflict means a newer request: decide again). While a
 //! request is being worked on it is looked at again every second (the runtime sends no events).
 
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_cri::v1 as cri;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{
@@ -29,8 +31,10 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use tokio::sync::OnceCell;
 
-use super::kill::kill_container;
+use super::kill::{kill_container, needs_pod_ip};
 use super::metrics::DaemonMetrics;
+use super::pod_address::{self, PodIp};
+use super::pod_identity;
 use kruise_runtime::cri::view::pod_view;
 use kruise_runtime::cri::{CriClient, CriError, labels};
 use kruise_runtime::shutdown::Shutdown;
@@ -194,7 +198,17 @@ async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Actio
         crr: object_key(crr),
         source,
     };
-    let view = observe(context, &pod_uid(crr)).await.map_err(runtime)?;
+    let containers = context
+        .cri
+        .list_containers(labels::pod_filter(&pod_uid(crr)))
+        .await
+        .map_err(runtime)?;
+    if let Some(mismatch) = pod_identity::mismatch(crr, &containers) {
+        tracing::warn!(crr = %object_key(crr), %mismatch, "refused");
+        refuse(context, crr, &mismatch).await?;
+        return Ok(Action::await_change());
+    }
+    let view = observe(context, &containers).await.map_err(runtime)?;
     let mut kill_errors = BTreeMap::new();
     loop {
         match decide(crr, &view, &kill_errors, Timestamp::now()) {
@@ -212,8 +226,16 @@ async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Actio
                 container_id,
                 states_if_killed,
             } => {
-                let host = host_address(crr);
-                match kill_container(&context.cri, crr, &name, &container_id, &host).await {
+                let pod_ip = if needs_pod_ip(crr, &name) {
+                    pod_address::lookup(&context.cri, &pod_uid(crr))
+                        .await
+                        .map_err(runtime)?
+                } else {
+                    PodIp::Unknown(
+                        "not looked up: the hook names its host or is not HTTP/TCP".into(),
+                    )
+                };
+                match kill_container(&context.cri, crr, &name, &container_id, &pod_ip).await {
                     Ok(()) => {
                         context.metrics.kill(true);
                         tracing::info!(crr = %object_key(crr), container = %name, id = %container_id, "killed container");
@@ -231,21 +253,15 @@ async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Actio
     }
 }
 
-/// Where a preStop HTTP or TCP hook connects when it names no host: the pods of this daemon's node run in
-/// its network (the loopback address).
-fn host_address(_crr: &ContainerRecreateRequest) -> String {
-    "127.0.0.1".to_owned()
-}
-
-async fn observe(context: &Context, uid: &str) -> Result<PodView, CriError> {
+/// The runtime's view of `containers` (those of the request's pod).
+async fn observe(context: &Context, containers: &[cri::Container]) -> Result<PodView, CriError> {
     let runtime = context
         .runtime_name
         .get_or_try_init(|| async { context.cri.version().await.map(|v| v.runtime_name) })
         .await?
         .clone();
-    let containers = context.cri.list_containers(labels::pod_filter(uid)).await?;
     let mut statuses = HashMap::new();
-    for container in &containers {
+    for container in containers {
         match context.cri.container_status(&container.id).await {
             Ok(status) => {
                 statuses.insert(container.id.clone(), status);
@@ -254,7 +270,28 @@ async fn observe(context: &Context, uid: &str) -> Result<PodView, CriError> {
             Err(error) => return Err(error),
         }
     }
-    Ok(pod_view(&runtime, &containers, &statuses))
+    Ok(pod_view(&runtime, containers, &statuses))
+}
+
+/// Completes a request whose pod-UID label points at another pod than the one it names: every container
+/// failed with `message`, nothing killed.
+async fn refuse(
+    context: &Context,
+    crr: &ContainerRecreateRequest,
+    message: &str,
+) -> Result<(), CrrWorkerError> {
+    let states = pod_identity::refused_states(crr, message);
+    write_status(
+        context,
+        crr,
+        json!({"phase": "Completed", "completionTime": completion_time(), "message": message,
+               "containerRecreateStates": states}),
+    )
+    .await
+}
+
+fn completion_time() -> Time {
+    Time(Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now()))
 }
 
 async fn write_states(
@@ -270,9 +307,7 @@ async fn complete(
     crr: &ContainerRecreateRequest,
     message: &str,
 ) -> Result<(), CrrWorkerError> {
-    let now = Time(
-        Timestamp::from_second(Timestamp::now().as_second()).unwrap_or_else(|_| Timestamp::now()),
-    );
+    let now = completion_time();
     tracing::info!(crr = %object_key(crr), message, "completed");
     write_status(
         context,

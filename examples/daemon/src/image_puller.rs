@@ -1,6 +1,7 @@
 //! kruise-daemon's NodeImage worker: watches the NodeImage named after its node and pulls the tags that
 //! `kruise_schedule::image_pull::node_pulls::pending` lists, one after another, through the CRI ImageService: with
-//! the credentials of the tag's pull secrets for the image's registry, each attempt bounded by the tag's
+//! the credentials of the tag's pull secrets for the image's registry (the copies kruise-manager keeps in
+//! `kruise-daemon-config`, the only namespace whose Secrets the daemon's Role lets it read), each attempt bounded by the tag's
 //! timeout, retried with backoff up to its `backoffLimit`. Each tag's status is written when its pull starts
 //! (`Pulling`) and when it ends (`Succeeded` with the image ID, or `Failed` with the last error) by
 //! [`report`]: merged into the NodeImage as the API server has it now, conditional on that copy's

@@ -3,9 +3,13 @@
 //!
 //! * [`crr`]: the ContainerRecreateRequests labelled with its node (and still active): recreates the named
 //!   containers of their pods ([`kill`]); the containers of pods that are not the subject of a request are
-//!   never touched;
+//!   never touched, and a request whose pod-UID label points at another pod than the one it names is refused
+//!   ([`pod_identity`]); preStop HTTP and TCP hooks without a host go to the pod's IP ([`pod_address`],
+//!   [`http_hook`]);
 //! * [`image_puller`]: its NodeImage (named after the node): pulls the images and tags it lists through
-//!   the CRI ImageService (pull secrets, timeout, backoff) and reports each tag's status;
+//!   the CRI ImageService (pull secrets, timeout, backoff) and reports each tag's status; the pull secrets
+//!   are the copies kruise-manager keeps in the `kruise-daemon-config` namespace, the only namespace whose
+//!   Secrets the daemon may read;
 //! * [`metrics`] and the HTTP endpoints `/healthz` (the runtime answers `Version`), `/readyz` and
 //!   `/metrics` on `--health-bind-address`.
 //!
@@ -22,9 +26,14 @@
 //! ```
 
 pub mod crr;
+pub mod hook_error;
+pub mod http_hook;
 pub mod image_puller;
+pub mod insecure_tls;
 pub mod kill;
 pub mod metrics;
+pub mod pod_address;
+pub mod pod_identity;
 
 use std::net::SocketAddr;
 

@@ -6,7 +6,13 @@
 //!   untouched; its end-to-end latency (create → Completed with every container Succeeded) is printed;
 //! * `orderedRecreate`: the second container is killed only once the first one succeeded;
 //! * `failurePolicy: Fail`: a kill that fails completes the request at once, the next container untouched;
-//! * `unreadyGracePeriodSeconds`: the pod is NotReady before its container is stopped, Ready again after.
+//! * `unreadyGracePeriodSeconds`: the pod is NotReady before its container is stopped, Ready again after;
+//! * an HTTP preStop hook without a host never reaches the node's loopback address (a listener there gets no
+//!   connection): it goes to the pod's IP, which a host-network pod does not have, so it fails and the
+//!   container is recreated all the same;
+//! * a request whose pod-UID label points at a pod of another namespace (created where the webhook does not
+//!   look, with kruise-manager stopped so only the daemon acts) is refused, and that pod's container is left
+//!   alone.
 
 use std::time::{Duration, Instant};
 
@@ -24,10 +30,20 @@ const NAMESPACE: &str = "e2e-crr";
 const WAIT: Duration = Duration::from_secs(60);
 
 pub async fn daemon_recreates_containers(cluster: &Cluster) -> Result<()> {
-    let Some(agents) = NodeAgents::start(cluster, "e2e-crr", 1, NAMESPACE).await? else {
+    let Some(mut agents) = NodeAgents::start(cluster, "e2e-crr", 1, NAMESPACE).await? else {
         return Ok(());
     };
-    let result = scenarios(&cluster.client).await;
+    let mut result = scenarios(&cluster.client).await;
+    if result.is_ok() {
+        result = http_hook_without_host(&cluster.client, &agents)
+            .await
+            .context("an HTTP preStop hook without host");
+    }
+    if result.is_ok() {
+        result = foreign_pod_is_refused(&cluster.client, &mut agents)
+            .await
+            .context("a request naming another namespace's pod");
+    }
     let rss = agents.daemon_rss_kib();
     eprintln!("    kruise-daemon RSS after the CRR scenarios: {rss:?} KiB");
     agents.finish(result).await
@@ -500,4 +516,118 @@ async fn unready_grace(client: &Client) -> Result<()> {
         },
     )
     .await
+}
+
+/// The pod `hooked` has an HTTP preStop hook without a host on the port of a listener on 127.0.0.1 (the
+/// node, where the daemon runs). Recreating its container must not connect there: the hook goes to the pod's
+/// IP, and this host-network pod's sandbox has none, so the hook fails (logged) and the stop goes on.
+async fn http_hook_without_host(client: &Client, agents: &NodeAgents) -> Result<()> {
+    let node_local = std::net::TcpListener::bind("127.0.0.1:0")?;
+    node_local.set_nonblocking(true)?;
+    let port = node_local.local_addr()?.port();
+    let mut main = container("main", BUSYBOX);
+    main["lifecycle"] = json!({"preStop": {"httpGet": {"path": "/admin/stop", "port": port}}});
+    let before = running_pod(client, "hooked", json!([main]), json!({})).await?;
+    let (crr, _) = create_crr(
+        client,
+        "http-hook",
+        json!({"podName": "hooked", "containers": [{"name": "main"}]}),
+    )
+    .await?;
+    ensure!(
+        crr.spec.containers[0]
+            .pre_stop
+            .as_ref()
+            .is_some_and(|hook| hook.http_get.is_some()),
+        "the webhook did not copy the httpGet hook: {:?}",
+        crr.spec.containers
+    );
+    let done = completed(client, "http-hook", |_| Ok(())).await?;
+    ensure!(
+        states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
+        "states {:?}",
+        states(&done)
+    );
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let after = pods.get("hooked").await?;
+    ensure!(
+        id(&after, "main")? != id(&before, "main")?,
+        "container main was not recreated"
+    );
+    match node_local.accept() {
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {}
+        Ok((_, peer)) => {
+            anyhow::bail!("the preStop hook connected to the node's 127.0.0.1:{port} (from {peer})")
+        }
+        Err(error) => return Err(error.into()),
+    }
+    let logs = agents
+        .daemons
+        .iter()
+        .map(|(daemon, _)| std::fs::read_to_string(&daemon.log).unwrap_or_default())
+        .collect::<String>();
+    ensure!(
+        logs.contains("has no IP"),
+        "the daemon did not log why the hook failed:\n{}",
+        agents.logs()
+    );
+    Ok(())
+}
+
+/// With kruise-manager stopped (it would complete the request itself, its pod being missing), a request
+/// in kruise-system (the webhook leaves that namespace alone) names pod `one` there but carries the UID of
+/// pod `one` of the scenario's namespace, with that pod's node and its container's identity. The daemon
+/// finds the containers by UID, sees they belong to another pod, and refuses: the request completes with
+/// every container failed, and the container is untouched.
+async fn foreign_pod_is_refused(client: &Client, agents: &mut NodeAgents) -> Result<()> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let target = pods.get("one").await?;
+    let uid = target.metadata.uid.clone().context("uid")?;
+    let node = target
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.node_name.clone())
+        .context("node")?;
+    let main = status(&target, "main")?;
+    agents.stop_manager().await?;
+    let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), "kruise-system");
+    let crr: ContainerRecreateRequest = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
+        "metadata": {"name": "foreign", "labels": {
+            "crr.apps.kruise.io/pod-uid": uid,
+            "crr.apps.kruise.io/node-name": node,
+            "crr.apps.kruise.io/active": "true"}},
+        "spec": {"podName": "one", "containers": [{"name": "main", "statusContext": {
+            "containerID": main.container_id, "restartCount": main.restart_count}}],
+            "strategy": {"failurePolicy": "Fail", "terminationGracePeriodSeconds": 5}},
+    }))?;
+    api.create(&PostParams::default(), &crr).await?;
+    let done = wait_for("the foreign request to be refused", WAIT, || async {
+        let crr = api.get("foreign").await?;
+        Ok(crr
+            .status
+            .clone()
+            .filter(|status| status.phase == Phase::Completed))
+    })
+    .await?;
+    ensure!(
+        done.message.contains(&format!(
+            "{NAMESPACE}/one, not the request's pod kruise-system/one"
+        )),
+        "message {:?}",
+        done.message
+    );
+    ensure!(
+        done.container_recreate_states
+            .iter()
+            .all(|state| state.phase == Phase::Failed && !state.is_killed),
+        "states {:?}",
+        done.container_recreate_states
+    );
+    let after = pods.get("one").await?;
+    ensure!(
+        id(&after, "main")? == main.container_id.clone().unwrap_or_default(),
+        "the container of {NAMESPACE}/one was recreated for a request of another namespace"
+    );
+    Ok(())
 }

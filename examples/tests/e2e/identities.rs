@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+use kruise_api::keys::image_pull::DAEMON_CONFIG_NAMESPACE;
 use kube::api::{Patch, PatchParams};
 use kube::config::Kubeconfig;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
@@ -114,6 +115,8 @@ fn render_resource_names(role: &mut Value, namespace: &str, lease: &str) {
 /// as the manifest has them.
 pub async fn daemon_kubeconfig(cluster: &Cluster) -> Result<PathBuf> {
     if cluster.external {
+        // Where the manager copies pull secrets for the daemons (the manifests make it).
+        ensure_namespace(&cluster.client, DAEMON_CONFIG_NAMESPACE).await?;
         return Ok(cluster.kubeconfig.clone());
     }
     let mut objects = manifest_objects("namespace.yaml")?;

@@ -1,7 +1,8 @@
 //! ImagePullJobs on real containerd: kruise-manager creates a NodeImage per node and hands the job's tag to
 //! at most `parallelism` nodes at a time; each node's kruise-daemon pulls it from a local registry through
-//! the CRI ImageService (with the credentials of the job's pull secret for the registry with basic auth)
-//! and reports the tag's status; the job reports its progress and completes. A report the daemon decided on
+//! the CRI ImageService (with the credentials of the job's pull secret for the registry with basic auth: the
+//! copy kruise-manager keeps in `kruise-daemon-config`, the only namespace whose Secrets the daemon, acting as
+//! its ServiceAccount, may read; the copy is deleted once no job needs it) and reports the tag's status; the job reports its progress and completes. A report the daemon decided on
 //! a stale copy of its NodeImage is refused instead of undoing a finished pull.
 
 use std::collections::BTreeSet;
@@ -11,11 +12,13 @@ use anyhow::{Context as _, Result, ensure};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullPhase, NodeImage};
+use kruise_api::apps::v1beta1::{ImagePullJob, ImagePullPhase, NodeImage, ReferenceObject};
+use kruise_api::keys::image_pull::{DAEMON_CONFIG_NAMESPACE, SECRET_MODE_BATCH};
 use kruise_daemon::image_puller;
 use kruise_runtime::cri::CriClient;
 use kruise_schedule::image_pull::node_pulls::{self, StaleReport};
-use kube::api::PostParams;
+use kruise_schedule::image_pull::pull_secret_copies;
+use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
 
@@ -185,16 +188,44 @@ async fn private_image_with_a_pull_secret(
         "stringData": {".dockerconfigjson": config.to_string()},
     }))?;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), NAMESPACE);
-    secrets.create(&PostParams::default(), &secret).await?;
+    let source = secrets.create(&PostParams::default(), &secret).await?;
     let image = format!("{registry}/private/busybox:v3");
     let jobs: Api<ImagePullJob> = Api::namespaced(client.clone(), NAMESPACE);
-    let job: ImagePullJob = serde_json::from_value(json!({
-        "apiVersion": "apps.kruise.io/v1beta1", "kind": "ImagePullJob",
-        "metadata": {"name": "private-v3"},
-        "spec": {"image": image, "parallelism": 2, "pullSecrets": ["regcred"], "selector": {"names": agents.nodes},
-            "pullPolicy": {"timeoutSeconds": 60, "backoffLimit": 1}, "completionPolicy": {"type": "Always"}},
-    }))?;
-    jobs.create(&PostParams::default(), &job).await?;
+    let job = |name: &str, parallelism: i32| -> Result<ImagePullJob> {
+        Ok(serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1beta1", "kind": "ImagePullJob",
+            "metadata": {"name": name},
+            "spec": {"image": image, "parallelism": parallelism, "pullSecrets": ["regcred"],
+                "selector": {"names": agents.nodes},
+                "pullPolicy": {"timeoutSeconds": 60, "backoffLimit": 1}, "completionPolicy": {"type": "Always"}},
+        }))?)
+    };
+    // A paused job (parallelism 0) naming the same secret: it pulls nothing but holds the copy, so the copy
+    // can be looked at after the other job finished.
+    jobs.create(&PostParams::default(), &job("private-holder", 0)?)
+        .await?;
+    let copies: Api<Secret> = Api::namespaced(client.clone(), DAEMON_CONFIG_NAMESPACE);
+    let source_key = format!("{NAMESPACE}/regcred");
+    let copy = wait_for(
+        "the copy of the pull secret for kruise-daemon",
+        WAIT,
+        || async {
+            Ok(copies
+                .list(&ListParams::default())
+                .await?
+                .items
+                .into_iter()
+                .find(|copy| pull_secret_copies::source_key(copy) == Some(source_key.as_str())))
+        },
+    )
+    .await?;
+    let copy_name = copy.metadata.name.clone().context("copy name")?;
+    ensure!(
+        copy.data == source.data && copy.type_ == source.type_,
+        "the copy {copy_name} does not hold the source's data"
+    );
+    jobs.create(&PostParams::default(), &job("private-v3", 2)?)
+        .await?;
     let status = wait_for("the private image job to complete", WAIT, || async {
         let job = jobs.get("private-v3").await?;
         Ok(job.status.filter(|status| status.completion_time.is_some()))
@@ -210,5 +241,41 @@ async fn private_image_with_a_pull_secret(
             "{image} not pulled"
         );
     }
+    // The NodeImages name the copy, never the job's own secret.
+    let node_images: Api<NodeImage> = Api::all(client.clone());
+    let expected = ReferenceObject {
+        namespace: DAEMON_CONFIG_NAMESPACE.to_owned(),
+        name: copy_name.clone(),
+        mode: SECRET_MODE_BATCH.to_owned(),
+    };
+    for node in &agents.nodes {
+        let node_image = node_images.get(node).await?;
+        let spec = node_image
+            .spec
+            .images
+            .get(&format!("{registry}/private/busybox"))
+            .with_context(|| format!("{node}: no private/busybox in {:?}", node_image.spec))?;
+        ensure!(
+            spec.pull_secrets == [expected.clone()],
+            "{node}: pull secrets {:?}, expected the copy {expected:?}",
+            spec.pull_secrets
+        );
+    }
+    let held = copies.get(&copy_name).await?;
+    ensure!(
+        pull_secret_copies::referencing_jobs(&held)
+            .contains(&format!("{NAMESPACE}/private-holder")),
+        "the copy lost the running job: {:?}",
+        held.metadata.annotations
+    );
+    // No job needs it any more: it goes.
+    jobs.delete("private-holder", &DeleteParams::default())
+        .await?;
+    wait_for(
+        "the copy to be deleted once no job needs it",
+        WAIT,
+        || async { Ok(copies.get_opt(&copy_name).await?.is_none().then_some(())) },
+    )
+    .await?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! What the node-agent scenarios share: real containerd instances (one per simulated node, from
 //! `scripts/containerd.sh` in a private run directory, stopped at the end), the node simulator in its
 //! containerd-backed mode, kruise-manager (the binary: webhooks and controllers) and one kruise-daemon
-//! process per node.
+//! process per node, acting as its ServiceAccount with the RBAC of the manifests ([`crate::identities`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -190,6 +190,8 @@ pub struct NodeAgents {
     /// The kruise-daemon processes, one per node, with their health ports.
     pub daemons: Vec<(Process, u16)>,
     manager: ManagerProcess,
+    /// Whether [`Self::stop_manager`] already stopped the manager.
+    manager_stopped: bool,
     simulator: Option<(shutdown::Trigger, JoinHandle<()>)>,
     /// The runtime (stopped after everything else).
     pub runtime: Runtime,
@@ -282,6 +284,7 @@ impl NodeAgents {
             nodes: names,
             daemons,
             manager,
+            manager_stopped: false,
             simulator: Some((stop, simulator)),
             runtime,
         };
@@ -302,6 +305,13 @@ impl NodeAgents {
             .await?;
         }
         Ok(Some(agents))
+    }
+
+    /// Stops kruise-manager before the end of the scenario (gracefully, checking its exit), for checks of
+    /// what the daemons do on their own; [`Self::finish`] then leaves it alone.
+    pub async fn stop_manager(&mut self) -> Result<()> {
+        self.manager_stopped = true;
+        self.manager.stop().await
     }
 
     /// The tails of the manager's and the daemons' logs (for failure messages).
@@ -344,7 +354,11 @@ impl NodeAgents {
         for (daemon, _) in &mut self.daemons {
             let _ = daemon.terminate(Duration::from_secs(10)).await;
         }
-        let stopped = self.manager.terminate().await;
+        let stopped = if self.manager_stopped {
+            Ok(())
+        } else {
+            self.manager.terminate().await
+        };
         if let Some((stop, task)) = self.simulator.take() {
             stop.trigger();
             let _ = tokio::time::timeout(Duration::from_secs(15), task).await;

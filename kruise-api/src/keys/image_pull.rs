@@ -20,3 +20,7 @@ pub const SECRET_MODE_BATCH: &str = "batch";
 
 /// CRI sandbox annotation: the image pull sandbox was created to pull an image.
 pub const PULLING_IMAGE_BY_ANNOTATION: &str = "apps.kruise.io/pulling-image-by";
+
+/// The namespace kruise-manager copies ImagePullJob pull secrets into, and the only one whose Secrets
+/// kruise-daemon may read (upstream's `kruise-daemon-config`).
+pub const DAEMON_CONFIG_NAMESPACE: &str = "kruise-daemon-config";

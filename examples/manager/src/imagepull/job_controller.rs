@@ -4,9 +4,9 @@
 //! (progress message included), and deletes a finished job after its TTL. NodeImage changes requeue the
 //! jobs owning their tags.
 //!
-//! Deviation: upstream copies pull secrets into the `kruise-daemon-config` namespace and references the
-//! copies; here the NodeImage references the secrets in the job's namespace directly (kruise-daemon reads
-//! them there), so nothing is copied.
+//! The job's pull secrets are copied into the `kruise-daemon-config` namespace, the only one whose Secrets
+//! kruise-daemon may read, and the NodeImages reference the copies ([`super::pull_secrets`]); copies no job
+//! needs are deleted by a sweep that runs next to the controller.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -22,6 +22,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
+use super::pull_secrets::{self, PullSecretError};
 use crate::actions::{self, ActionError};
 use crate::controllers::{ControllerContext, ControllerError, ControllerSet};
 use kruise_runtime::harness::{self, Retry, object_key};
@@ -42,6 +43,9 @@ pub enum JobError {
     /// The job's selectors are invalid.
     #[error(transparent)]
     Target(#[from] job::TargetError),
+    /// The job's pull secrets could not be copied for kruise-daemon.
+    #[error(transparent)]
+    PullSecrets(#[from] PullSecretError),
     /// The job's image does not parse.
     #[error("ImagePullJob {job}: {source}")]
     Image {
@@ -56,13 +60,19 @@ pub enum JobError {
 impl Retry for JobError {
     fn retry_after(&self) -> Duration {
         match self {
-            Self::Action(action) => action.requeue_after(),
-            Self::Target(_) | Self::Image { .. } => Duration::from_secs(30),
+            Self::Action(action) | Self::PullSecrets(PullSecretError::Action(action)) => {
+                action.requeue_after()
+            }
+            Self::Target(_) | Self::Image { .. } | Self::PullSecrets(_) => Duration::from_secs(30),
         }
     }
 
     fn is_conflict(&self) -> bool {
-        matches!(self, Self::Action(ActionError::Conflict { .. }))
+        matches!(
+            self,
+            Self::Action(ActionError::Conflict { .. })
+                | Self::PullSecrets(PullSecretError::Action(ActionError::Conflict { .. }))
+        )
     }
 }
 
@@ -88,6 +98,11 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let Some(store) = harness::synced_store(&jobs, &context).await else {
         return Ok(());
     };
+    let sweeper = tokio::spawn(pull_secrets::sweep(
+        context.client.clone(),
+        store.clone(),
+        context.shutdown.clone(),
+    ));
     let controller = Controller::for_shared_stream(jobs.applied(), store).watches_shared_stream(
         node_images.objects(),
         |node_image: Arc<NodeImage>| {
@@ -110,6 +125,7 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         },
     );
     harness::drive(controller, &context, reconcile, shared).await;
+    sweeper.abort();
     Ok(())
 }
 
@@ -170,7 +186,7 @@ async fn sync(job: &ImagePullJob, context: &Context) -> Result<Action, JobError>
         .copied()
         .filter(|node_image| targets.contains(&node_image.name_any()))
         .collect();
-    let secrets = job::source_secrets(job);
+    let secrets = pull_secrets::sync(&context.client, job).await?;
     let image_error = |source| JobError::Image {
         job: object_key(job),
         source,
