@@ -5,9 +5,9 @@
 //!
 //! The manager of a scenario runs in its own namespace (`--namespace`) with its own lease
 //! (`--leader-election-id`), so the manifest's roles are rendered for those flags, as an operator installing
-//! with other flags would edit them: its ServiceAccount, Role and bindings are made in that namespace, the
+//! with other flags would edit them: what the manifest puts in `kruise-system` is made in that namespace, the
 //! rules' `resourceNames` that name the manifest's namespace (`kruise-system`) or lease (`kruise-manager`)
-//! name the scenario's, and the ClusterRole and Role get names of their own so scenarios do not share them.
+//! name the scenario's, and every role and binding gets a name of its own so scenarios do not share them.
 //! The daemon's objects are applied exactly as the manifest has them. On a cluster given with
 //! `KRUISE_E2E_KUBECONFIG` the processes keep that kubeconfig (the suite does not change cluster-wide RBAC
 //! there, and newer clusters do not make token Secrets).
@@ -52,32 +52,28 @@ pub async fn manager_kubeconfig(
         return Ok(cluster.kubeconfig.clone());
     }
     ensure_namespace(&cluster.client, namespace).await?;
-    let cluster_role = format!("kruise-manager-{namespace}");
-    let role = format!("kruise-manager-{lease}");
+    for object in manifest_objects("namespace.yaml")? {
+        apply(&cluster.client, &object).await?;
+    }
+    // Every role and binding gets a name of its own for this namespace and lease.
+    let suffix = format!("{namespace}-{lease}");
+    let renamed = |name: &Value| json!(format!("{}-{suffix}", name.as_str().unwrap_or_default()));
     for mut object in manifest_objects("rbac.yaml")? {
         let kind = object["kind"].as_str().unwrap_or_default().to_owned();
+        // What the manifest puts in its own namespace goes into the scenario's; other namespaces (where
+        // the manager copies pull secrets for the daemons) stay as they are.
+        if object["metadata"]["namespace"] == MANIFEST_NAMESPACE {
+            object["metadata"]["namespace"] = json!(namespace);
+        }
         match kind.as_str() {
-            "ServiceAccount" => {
-                object["metadata"]["namespace"] = json!(namespace);
-            }
-            "ClusterRole" => {
-                object["metadata"]["name"] = json!(cluster_role);
+            "ServiceAccount" => {}
+            "ClusterRole" | "Role" => {
+                object["metadata"]["name"] = renamed(&object["metadata"]["name"]);
                 render_resource_names(&mut object, namespace, lease);
             }
-            "Role" => {
-                object["metadata"]["name"] = json!(role);
-                object["metadata"]["namespace"] = json!(namespace);
-                render_resource_names(&mut object, namespace, lease);
-            }
-            "ClusterRoleBinding" => {
-                object["metadata"]["name"] = json!(cluster_role);
-                object["roleRef"]["name"] = json!(cluster_role);
-                retarget_subjects(&mut object, namespace);
-            }
-            "RoleBinding" => {
-                object["metadata"]["name"] = json!(role);
-                object["metadata"]["namespace"] = json!(namespace);
-                object["roleRef"]["name"] = json!(role);
+            "ClusterRoleBinding" | "RoleBinding" => {
+                object["metadata"]["name"] = renamed(&object["metadata"]["name"]);
+                object["roleRef"]["name"] = renamed(&object["roleRef"]["name"]);
                 retarget_subjects(&mut object, namespace);
             }
             _ => continue,
