@@ -32,7 +32,8 @@ pub enum PlanFormat {
     /// One line per action with the rule that chose it, then the diff and the status.
     #[default]
     Text,
-    /// `{cloneset, step, diff, actions, status, requeueAfterSeconds, ignored, error, skipped}`.
+    /// `{cloneset, step, diff, actions, status, requeueAfterSeconds, invalid, error, skipped}`;
+    /// `invalid` lists the spec values the planner cannot use as written, each with how it read them.
     Json,
 }
 
@@ -415,7 +416,7 @@ impl PlanView<'_> {
             "actions": self.plan.actions.iter().map(|a| self.action_json(a)).collect::<Vec<_>>(),
             "status": self.plan.status,
             "requeueAfterSeconds": self.plan.requeue_after.map(|d| d.as_secs_f64()),
-            "ignored": self.plan.ignored.iter().map(|i| i.error.to_string()).collect::<Vec<_>>(),
+            "invalid": self.plan.invalid.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "error": self.plan.stopped.as_ref().map(ToString::to_string),
             "skipped": self.plan.skipped.iter().map(|skipped| json!({
                 "pod": self.owned.pods.get(skipped.pod).and_then(|pod| pod.metadata.name.clone()),
@@ -428,8 +429,8 @@ impl PlanView<'_> {
         let plan = self.plan;
         writeln!(out, "CloneSet {}: step {}", self.key(), plan.step.name())?;
         writeln!(out, "diff: {}", plan.diff)?;
-        for ignored in &plan.ignored {
-            writeln!(out, "ignored (read as 0, as upstream): {}", ignored.error)?;
+        for invalid in &plan.invalid {
+            writeln!(out, "invalid: {invalid}")?;
         }
         if plan.actions.is_empty() {
             writeln!(out, "actions: none")?;

@@ -17,6 +17,7 @@
     clippy::panic
 )]
 
+mod cloneset_bounds;
 mod cloneset_env;
 mod cloneset_measure;
 mod cloneset_predownload;
@@ -99,6 +100,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("cloneset_pre_delete_hook_holds_deletion", |c| {
         Box::pin(cloneset_scale::cloneset_pre_delete_hook_holds_deletion(c))
+    }),
+    ("cloneset_huge_replicas_scale_in_bounded_steps", |c| {
+        Box::pin(cloneset_bounds::cloneset_huge_replicas_scale_in_bounded_steps(c))
+    }),
+    ("cloneset_invalid_max_unavailable_is_reported", |c| {
+        Box::pin(cloneset_bounds::cloneset_invalid_max_unavailable_is_reported(c))
     }),
     ("cloneset_updates_in_place_within_max_unavailable", |c| {
         Box::pin(cloneset_rollout::cloneset_updates_in_place_within_max_unavailable(c))

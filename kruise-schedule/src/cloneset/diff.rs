@@ -140,7 +140,8 @@ struct Side {
     unavailable: i64,
 }
 
-/// The diff from the facts already read.
+/// The diff from the facts already read. Pod counts and `replicas` (an int32) cannot overflow; the
+/// budgets can be anything a percentage scales to, so sums with them saturate.
 pub(crate) fn diff(
     settings: &Settings<'_>,
     pods: &[PodFacts<'_>],
@@ -185,7 +186,8 @@ pub(crate) fn diff(
         let (mut scale_surge, mut scale_old_surge) = (0, 0);
         let to_delete = new.to_delete + old.to_delete;
         if to_delete > 0 {
-            scale_surge = (total_unavailable + to_delete - settings.max_unavailable)
+            scale_surge = (total_unavailable + to_delete)
+                .saturating_sub(settings.max_unavailable)
                 .max(0)
                 .min(to_delete);
             if scale_surge > new.to_delete {
@@ -231,7 +233,12 @@ pub(crate) fn diff(
     if up > 0 {
         result.scale_up_num = up;
         result.scale_up_num_old_revision = (expected_total_old - current_total_old).max(0);
-        result.scale_up_limit = up.min((settings.scale_max_unavailable - total_unavailable).max(0));
+        result.scale_up_limit = up.min(
+            settings
+                .scale_max_unavailable
+                .saturating_sub(total_unavailable)
+                .max(0),
+        );
     }
     let down = current_total - old.to_delete - new.to_delete - expected_total;
     if down > 0 {
@@ -240,8 +247,11 @@ pub(crate) fn diff(
             (current_total_old - old.to_delete - expected_total_old).max(0);
     }
     if new.to_delete > 0 || old.to_delete > 0 || result.scale_down_num > 0 {
-        result.delete_ready_limit =
-            (settings.max_unavailable + (all - replicas) - total_unavailable).max(0);
+        result.delete_ready_limit = settings
+            .max_unavailable
+            .saturating_add(all - replicas)
+            .saturating_sub(total_unavailable)
+            .max(0);
     }
     result.update_num = if update_old_diff.abs() <= update_new_diff.abs() {
         update_old_diff
@@ -249,7 +259,7 @@ pub(crate) fn diff(
         -update_new_diff
     };
     if result.update_num != 0 {
-        result.update_max_unavailable = settings.max_unavailable + all - replicas;
+        result.update_max_unavailable = settings.max_unavailable.saturating_add(all - replicas);
     }
     result
 }

@@ -8,7 +8,8 @@
 //! to requeue. Like upstream it never scales and updates in one pass:
 //!
 //! 1. **scale**: cancel `PreparingDelete` on scale-up; create pods (instance ids from claims left without a
-//!    pod first, then from `input.ids`) in slow-start batches; delete released `PreparingDelete` pods, then
+//!    pod first, then from `input.ids`) in slow-start batches, at most [`Options::max_creations_per_plan`]
+//!    of them (a kruise-rs bound: the next plans create the rest); delete released `PreparingDelete` pods, then
 //!    specified pods within `deleteReadyLimit`, then scale down by the deletion ranking
 //!    ([`crate::sort::deletion`]); a preDelete hook turns a deletion into `PreparingDelete`;
 //! 2. otherwise **refresh** (in-place progress, lifecycle, `pod-template-hash`) and, if that changed no
@@ -111,6 +112,7 @@ mod diff;
 mod error;
 mod facts;
 mod input;
+mod invalid;
 mod options;
 mod order;
 mod plan;
@@ -125,8 +127,8 @@ pub use create::OWNER_API_VERSION;
 pub use diff::{Diff, RevisionMatch, calculate_diffs};
 pub use error::Error;
 pub use input::{InstanceIds, PlanInput, Revisions, SeededIds};
-pub use options::{FeatureGateError, Options};
+pub use invalid::{InvalidValue, Reading};
+pub use options::{DEFAULT_MAX_CREATIONS_PER_PLAN, FeatureGateError, Options};
 pub use plan::{Expectations, Plan, SkippedPod, Step, plan};
-pub use settings::IgnoredValue;
 
 pub use crate::planning::{PlanRule, Target, UpdateHow};

@@ -7,8 +7,12 @@ pub use kruise_api::feature_gate::FeatureGateError;
 use kruise_api::feature_gate::FeatureGateSet;
 use kruise_inplace::FeatureGates;
 
-/// Upstream switches that change what the CloneSet planner decides.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The default of [`Options::max_creations_per_plan`]: the first ten slow-start batches
+/// (1 + 2 + 4 + … + 512 pods).
+pub const DEFAULT_MAX_CREATIONS_PER_PLAN: usize = 1023;
+
+/// Upstream switches that change what the CloneSet planner decides, and the planner's own bound on a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
     /// Gate `CloneSetPartitionRollback` (default off): when the partition grows while a rollout is under way,
@@ -27,6 +31,25 @@ pub struct Options {
     pub in_place: FeatureGates,
     /// Lifecycle switches.
     pub lifecycle: kruise_lifecycle::Options,
+    /// The most pods one plan creates (kruise-rs; upstream creates every missing pod in one reconcile,
+    /// which for `replicas: 2147483647` is more than any process can hold). The plans that follow create
+    /// the rest, each from the pods that exist by then. A value of 0 is read as 1. Default
+    /// [`DEFAULT_MAX_CREATIONS_PER_PLAN`].
+    pub max_creations_per_plan: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            partition_rollback: false,
+            preparing_update_as_update: false,
+            short_hash: false,
+            exclude_preparing_delete: false,
+            in_place: FeatureGates::default(),
+            lifecycle: kruise_lifecycle::Options::default(),
+            max_creations_per_plan: DEFAULT_MAX_CREATIONS_PER_PLAN,
+        }
+    }
 }
 
 impl Options {

@@ -16,7 +16,8 @@ use super::diff::{self, Diff, RevisionMatch};
 use super::error::Error;
 use super::facts::{self, Facts, PodFacts};
 use super::input::PlanInput;
-use super::settings::{IgnoredValue, Settings};
+use super::invalid::InvalidValue;
+use super::settings::Settings;
 use super::{scale, status, update};
 
 /// Which step of the reconcile produced the actions.
@@ -61,8 +62,10 @@ pub struct Plan {
     pub requeue_after: Option<Duration>,
     /// The options to render in-place updates with (`ActionKind::in_place_outcome`).
     pub update_options: UpdateOptions,
-    /// Spec values upstream reads as 0 because they do not parse (it only logs them).
-    pub ignored: Vec<IgnoredValue>,
+    /// Spec values upstream's validation would refuse or its controller cannot parse, with how the plan read
+    /// each (sorted by field). When one of them holds the plan ([`crate::cloneset::Reading::Hold`]) the
+    /// plan has no actions; the status carries the `InvalidSpec` condition while any is left.
+    pub invalid: Vec<InvalidValue>,
     /// Where the step stopped with upstream's reconcile error; the actions before it stand, and the status
     /// carries a `FailedScale` / `FailedUpdate` condition.
     pub stopped: Option<Error>,
@@ -225,13 +228,20 @@ pub fn plan(input: &PlanInput<'_>) -> Plan {
     );
     let mut requeue = Requeue::default();
     let mut skipped = Vec::new();
-    let (step, actions, failure) = match scale::scale(&ctx, &scale_diff) {
-        Ok(Some(actions)) => (Step::Scale, actions, None),
-        Err(error) => (Step::Scale, Vec::new(), Some((status::FAILED_SCALE, error))),
-        Ok(None) => match update::update(&ctx, &mut requeue, &mut skipped) {
-            Ok((step, actions)) => (step, actions, None),
-            Err((step, actions, error)) => (step, actions, Some((status::FAILED_UPDATE, error))),
-        },
+    let (step, actions, failure) = if ctx.settings.held {
+        // A spec value with no safe reading (negative replicas, an invalid partition): act on nothing.
+        (Step::Idle, Vec::new(), None)
+    } else {
+        match scale::scale(&ctx, &scale_diff) {
+            Ok(Some(actions)) => (Step::Scale, actions, None),
+            Err(error) => (Step::Scale, Vec::new(), Some((status::FAILED_SCALE, error))),
+            Ok(None) => match update::update(&ctx, &mut requeue, &mut skipped) {
+                Ok((step, actions)) => (step, actions, None),
+                Err((step, actions, error)) => {
+                    (step, actions, Some((status::FAILED_UPDATE, error)))
+                }
+            },
+        }
     };
     let (status, progress_requeue) =
         status::status(&ctx, failure.as_ref().map(|(t, e)| (t.clone(), e)));
@@ -252,7 +262,7 @@ pub fn plan(input: &PlanInput<'_>) -> Plan {
         status,
         requeue_after: requeue.0,
         update_options: ctx.update_options(),
-        ignored: ctx.settings.ignored.clone(),
+        invalid: ctx.settings.invalid.clone(),
         stopped: failure.map(|(_, error)| error),
         skipped,
     }

@@ -262,9 +262,11 @@ fn delete(
     Ok(())
 }
 
-/// Creates `scaleUpLimit` pods: `scaleUpNumOldRevision` of them (at most) at the current revision.
+/// Creates `scaleUpLimit` pods, at most `Options::max_creations_per_plan` of them (the next plans create
+/// the rest): `scaleUpNumOldRevision` of them (at most) at the current revision, first.
 fn create_pods(ctx: &Ctx<'_>, diff: &Diff) -> Result<Vec<Action>, Error> {
-    let count = usize::try_from(diff.scale_up_limit).unwrap_or(0);
+    let cap = ctx.input.options.max_creations_per_plan.max(1);
+    let count = usize::try_from(diff.scale_up_limit).unwrap_or(0).min(cap);
     if count == 0 {
         return Ok(Vec::new());
     }

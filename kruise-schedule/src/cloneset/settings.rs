@@ -6,18 +6,10 @@ use kruise_api::apps::v1beta1::{
 };
 use kruise_api::keys;
 
+use super::invalid::{self, InvalidValue, Reading};
 use super::options::Options;
 use crate::int_or_percent::{Rounding, ScaleError, legacy_scaled};
 use crate::partition::partition_replicas;
-
-/// A value upstream reads while swallowing a parse error (it logs and uses 0); kept so the plan can show it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IgnoredValue {
-    /// The field, e.g. `spec.updateStrategy.rollingUpdate.maxSurge`.
-    pub field: &'static str,
-    /// What was wrong with it.
-    pub error: ScaleError,
-}
 
 /// The CloneSet's settings as the planner uses them.
 #[derive(Clone, Debug)]
@@ -36,8 +28,14 @@ pub(crate) struct Settings<'a> {
     pub(crate) policy: CloneSetPodUpdatePolicy,
     pub(crate) rolling: Option<&'a RollingUpdateCloneSetStrategy>,
     pub(crate) pods_to_delete: &'a [String],
-    pub(crate) ignored: Vec<IgnoredValue>,
+    /// Values upstream's validation would refuse or its controller cannot parse, with how they were read.
+    pub(crate) invalid: Vec<InvalidValue>,
+    /// Whether one of them holds the plan ([`Reading::Hold`]): nothing is scaled or updated.
+    pub(crate) held: bool,
 }
+
+const REPLICAS: &str = "spec.replicas";
+const MIN_READY_SECONDS: &str = "spec.minReadySeconds";
 
 const MAX_SURGE: &str = "spec.updateStrategy.rollingUpdate.maxSurge";
 const MAX_UNAVAILABLE: &str = "spec.updateStrategy.rollingUpdate.maxUnavailable";
@@ -54,13 +52,34 @@ impl<'a> Settings<'a> {
         } else {
             spec.update_strategy.rolling_update.as_ref()
         };
-        let mut ignored = Vec::new();
+        let mut found: Vec<InvalidValue> = Vec::new();
+        found.extend(invalid::replicas(REPLICAS, spec.replicas));
+        found.extend(invalid::min_ready_seconds(
+            MIN_READY_SECONDS,
+            spec.min_ready_seconds,
+        ));
+        if let Some(rolling) = rolling {
+            if let Some(partition) = &rolling.partition {
+                found.extend(invalid::partition(PARTITION, partition, replicas));
+            }
+            let budgets = [
+                (MAX_SURGE, rolling.max_surge.as_ref()),
+                (MAX_UNAVAILABLE, rolling.max_unavailable.as_ref()),
+            ];
+            for (field, budget) in budgets {
+                found.extend(budget.and_then(|budget| invalid::negative_budget(field, budget)));
+            }
+        }
+        if let Some(budget) = &spec.scale_strategy.max_unavailable {
+            found.extend(invalid::negative_budget(SCALE_MAX_UNAVAILABLE, budget));
+        }
+        // Upstream logs a value it cannot parse and uses 0 (a partition that does not parse holds instead,
+        // reported above).
         let mut read = |field: &'static str, result: Result<i64, ScaleError>| {
             result.unwrap_or_else(|error| {
-                ignored.push(IgnoredValue {
-                    field,
-                    error: error.in_field(field),
-                });
+                if field != PARTITION {
+                    found.push(InvalidValue::unparsable(field, &error, Reading::Zero));
+                }
                 0
             })
         };
@@ -113,6 +132,8 @@ impl<'a> Settings<'a> {
             .as_ref()
             .and_then(|labels| labels.get(keys::cloneset::SCALING_EXCLUDE_PREPARING_DELETE_LABEL))
             .is_some_and(|value| value == "true");
+        found.sort_by_key(|value| value.field);
+        let held = found.iter().any(|value| value.reading == Reading::Hold);
         Self {
             replicas,
             partition,
@@ -132,7 +153,8 @@ impl<'a> Settings<'a> {
                 .unwrap_or(CloneSetPodUpdatePolicy::ReCreate),
             rolling,
             pods_to_delete: &spec.scale_strategy.pods_to_delete,
-            ignored,
+            invalid: found,
+            held,
         }
     }
 

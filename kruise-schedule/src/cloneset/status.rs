@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::apps::v1beta1::{
-    CloneSetCondition, CloneSetConditionType, CloneSetStatus, progressing_reason,
+    CloneSetCondition, CloneSetConditionType, CloneSetStatus, INVALID_SPEC_REASON,
+    progressing_reason,
 };
 
 use super::error::Error;
@@ -64,6 +65,7 @@ pub(crate) fn status(
     status.expected_updated_replicas =
         i32::try_from(ctx.settings.expected_updated_replicas(cloneset)).unwrap_or(0);
     let now = ctx.now;
+    invalid_spec(ctx, &mut status, now);
     if let Some((type_, error)) = failure {
         status.conditions.push(CloneSetCondition {
             type_,
@@ -76,6 +78,39 @@ pub(crate) fn status(
     }
     let requeue = progressing(ctx, &mut status, replicas, now);
     (status, requeue)
+}
+
+/// The `InvalidSpec` condition (kruise-rs): set while the spec has invalid values, in place (keeping its
+/// `lastTransitionTime`, so an unchanged spec writes an unchanged status), removed once the spec is fixed.
+fn invalid_spec(ctx: &Ctx<'_>, status: &mut CloneSetStatus, now: Timestamp) {
+    let type_ = CloneSetConditionType::InvalidSpec;
+    let invalid = &ctx.settings.invalid;
+    if invalid.is_empty() {
+        status.conditions.retain(|c| c.type_ != type_);
+        return;
+    }
+    let message = invalid
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if let Some(existing) = status.conditions.iter_mut().find(|c| c.type_ == type_) {
+        if existing.status != "True" {
+            existing.status = "True".to_owned();
+            existing.last_transition_time = Some(kruise_lifecycle::timestamp::condition_time(now));
+        }
+        existing.reason = INVALID_SPEC_REASON.to_owned();
+        existing.message = message;
+        return;
+    }
+    status.conditions.push(CloneSetCondition {
+        type_,
+        status: "True".to_owned(),
+        last_update_time: None,
+        last_transition_time: Some(kruise_lifecycle::timestamp::condition_time(now)),
+        reason: INVALID_SPEC_REASON.to_owned(),
+        message,
+    });
 }
 
 fn progressing(

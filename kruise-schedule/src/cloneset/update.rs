@@ -155,7 +155,10 @@ pub(crate) fn update(
         }
     }
     let wanted = diff.update_num.abs();
-    let budget = (diff.update_max_unavailable - target_unavailable).max(0);
+    let budget = diff
+        .update_max_unavailable
+        .saturating_sub(target_unavailable)
+        .max(0);
     let k = usize::try_from(wanted.min(budget)).unwrap_or(0);
     let ordered = order::first(ctx, candidates, k);
     let mut chosen = Vec::with_capacity(ordered.len());

@@ -10,6 +10,7 @@ mod support;
 mod acj_runs;
 mod acj_status;
 mod broadcast_job;
+mod cloneset_bounds;
 mod cloneset_cache;
 mod cloneset_diff_table;
 mod cloneset_fleet;

@@ -12,6 +12,7 @@
 //! | `SuccessfulUpdatePodReCreate` | Normal | a pod was marked `specified-delete` to be recreated at the new revision |
 //! | `FailedUpdatePodReCreate` | Warning | that mark could not be written |
 //! | `ScaleUpLimited` | Warning | `scaleStrategy.maxUnavailable` holds back creations |
+//! | `InvalidSpec` | Warning | a spec value upstream's webhook would refuse or its controller cannot parse (not upstream's: its webhook refuses the spec); the message names the CloneSet, the field, the value and how it is read; recorded when the `InvalidSpec` condition appears or its message changes |
 //! | `SkippedPod` | Warning | a pod left out of the update because its in-place state cannot be read (not upstream's: upstream stops the CloneSet's update there) |
 //! | `CreatedImagePullJob` | Normal | an image pre-download job was created |
 //! | `FailedCreateImagePullJob` | Normal (as upstream) | creating it failed for another reason than existing |
@@ -139,6 +140,13 @@ impl Record {
         )
     }
 
+    /// A spec value of CloneSet `cloneset` (`namespace/name`) is invalid; `invalid` names the field and value
+    /// and says how the planner reads it.
+    #[must_use]
+    pub fn invalid_spec(cloneset: &str, invalid: &dyn std::fmt::Display) -> EventRecord {
+        Self::warning("InvalidSpec", format!("CloneSet {cloneset}: {invalid}"))
+    }
+
     /// A pod was left out of the refresh and update because something it carries cannot be read; the
     /// other pods go on.
     #[must_use]
@@ -199,6 +207,15 @@ mod tests {
         assert_eq!(
             recreate.message,
             "successfully patch pod p specified-delete for update(revision web-7d9f)"
+        );
+        let invalid = Record::invalid_spec("ns/web", &"spec.replicas: invalid value \"-1\"");
+        assert_eq!(
+            (invalid.warning, invalid.reason, invalid.message.as_str()),
+            (
+                true,
+                "InvalidSpec",
+                "CloneSet ns/web: spec.replicas: invalid value \"-1\""
+            )
         );
         let limited = Record::scale_up_limited(2);
         assert!(limited.warning);

@@ -9,7 +9,8 @@
 //! * [`request`]: the patches each pod action becomes, each conditional on the `resourceVersion` the plan
 //!   was made from (409 means decide again, never overwrite).
 //! * [`events`]: upstream's Event reasons (`SuccessfulCreate`, `SuccessfulDelete`,
-//!   `SuccessfulUpdatePodInPlace`, `SuccessfulUpdatePodReCreate`, `ScaleUpLimited`, the `Failed*` ones).
+//!   `SuccessfulUpdatePodInPlace`, `SuccessfulUpdatePodReCreate`, `ScaleUpLimited`, the `Failed*` ones), and
+//!   kruise-rs's `InvalidSpec` ([`invalid_spec`]) and `SkippedPod`.
 //! * [`context`]: the shared state, with the expectations that keep a reconcile from acting twice on a
 //!   cache that has not caught up with its own writes.
 //! * [`predownload`]: with the gate `PreDownloadImageForInPlaceUpdate` ([`gates`]), ImagePullJobs for the
@@ -32,6 +33,7 @@ pub mod error;
 pub mod events;
 pub mod execute;
 pub mod gates;
+pub mod invalid_spec;
 pub mod predownload;
 pub mod reconcile;
 pub mod request;
@@ -45,7 +47,7 @@ use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1beta1::CloneSet;
-use kruise_schedule::cloneset::Options;
+use kruise_schedule::cloneset::{DEFAULT_MAX_CREATIONS_PER_PLAN, Options};
 use kube::runtime::Controller;
 use kube::runtime::controller::Config;
 use kube::runtime::reflector::{self, ObjectRef, reflector};
@@ -105,6 +107,11 @@ pub struct CloneSetArgs {
     /// Leave `PreparingDelete` pods out when counting pods for scaling, for every CloneSet.
     #[arg(long)]
     pub cloneset_scaling_exclude_preparing_delete: bool,
+    /// The most pods one reconcile of a CloneSet creates (in slow-start batches 1, 2, 4, ...); the next
+    /// reconciles create the rest. Bounds the memory and time of a reconcile whatever `replicas` says.
+    #[arg(long, default_value_t = DEFAULT_MAX_CREATIONS_PER_PLAN,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub cloneset_max_creations_per_reconcile: usize,
     /// Upstream feature gates of the CloneSet controller, `Name=true|false,...`
     /// (`CloneSetPartitionRollback`, `PreparingUpdateAsUpdate`, `CloneSetShortHash`,
     /// `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
@@ -124,6 +131,7 @@ impl CloneSetArgs {
     pub fn config(&self) -> CloneSetConfig {
         let mut options = self.cloneset_feature_gates.options.clone();
         options.exclude_preparing_delete |= self.cloneset_scaling_exclude_preparing_delete;
+        options.max_creations_per_plan = self.cloneset_max_creations_per_reconcile;
         CloneSetConfig {
             namespace: self.cloneset_namespace.clone(),
             options,
@@ -390,5 +398,12 @@ mod tests {
         .unwrap();
         assert!(on.pre_download_image && on.options.short_hash);
         assert!(parse(&["--cloneset-feature-gates=Nope=true"]).is_err());
+        assert_eq!(
+            default.options.max_creations_per_plan,
+            DEFAULT_MAX_CREATIONS_PER_PLAN
+        );
+        let capped = parse(&["--cloneset-max-creations-per-reconcile=7"]).unwrap();
+        assert_eq!(capped.options.max_creations_per_plan, 7);
+        assert!(parse(&["--cloneset-max-creations-per-reconcile=0"]).is_err());
     }
 }

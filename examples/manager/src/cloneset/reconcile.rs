@@ -26,7 +26,7 @@ use super::events::Record;
 use super::execute::{Subject, execute};
 use super::status;
 use super::watch::{key_of, object_key};
-use super::{predownload, revisions};
+use super::{invalid_spec, predownload, revisions};
 use crate::actions;
 use crate::expectations::Operation;
 
@@ -183,10 +183,13 @@ async fn reconcile_with(
         .with_claims(&claims);
         plan(&input)
     });
-    for ignored in &plan.ignored {
-        tracing::debug!(cloneset = %key, ?ignored, "a spec value does not parse; read as 0 like upstream");
-    }
     let reference = cloneset.object_ref(&());
+    for invalid in invalid_spec::to_report(cloneset.status.as_ref(), &plan) {
+        tracing::warn!(cloneset = %key, %invalid, "invalid spec value");
+        shared
+            .events
+            .record(&reference, Record::invalid_spec(&key, invalid));
+    }
     for skipped in &plan.skipped {
         let Some(pod) = pods.get(skipped.pod) else {
             continue;

@@ -291,8 +291,15 @@ crate::open_enum! {
         FailedUpdate = "FailedUpdate",
         /// Whether the rollout makes progress.
         Progressing = "Progressing",
+        /// kruise-rs addition (upstream's webhook refuses such a spec instead): a spec value is invalid; the
+        /// message names each field and value and how the controller reads it (reason
+        /// [`INVALID_SPEC_REASON`]). Removed when the spec is fixed.
+        InvalidSpec = "InvalidSpec",
     }
 }
+
+/// The reason of the `InvalidSpec` condition.
+pub const INVALID_SPEC_REASON: &str = "InvalidValue";
 
 /// Reasons of the `Progressing` condition.
 pub mod progressing_reason {
