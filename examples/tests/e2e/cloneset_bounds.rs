@@ -18,12 +18,7 @@ pub async fn cloneset_huge_replicas_scale_in_bounded_steps(cluster: &Cluster) ->
     let namespace = "e2e-cs-huge";
     let mut env = Env::without_manager(cluster, namespace).await?;
     let cap = format!("--cloneset-max-creations-per-reconcile={CAP}");
-    env.manager = Some(ManagerHandle::child(
-        cluster,
-        namespace,
-        "cs-huge",
-        &[&cap],
-    )?);
+    env.manager = Some(ManagerHandle::child(cluster, namespace, "cs-huge", &[&cap]).await?);
     let result = huge_replicas(&env).await;
     let stopped = env.stop().await;
     result.and(stopped)
