@@ -99,12 +99,15 @@ async fn scale(clonesets: &Api<CloneSet>, replicas: i32) -> kube::Result<CloneSe
         .await
 }
 
-/// Pod counts at which the leader has finished a slow-start batch of the scale-up from 2 to [`SCALED`]
-/// (batches of 1, 2, 4, 8 and 13 creations).
-const BATCH_ENDS: [usize; 6] = [2, 3, 5, 9, 17, 30];
+/// Pod counts well inside the last two slow-start batches of the scale-up from 2 to [`SCALED`] (batches
+/// of 1, 2, 4, 8 and 13 creations: 10-17 and 18-30): the creations of a big batch land over tens of
+/// milliseconds, so a count inside one means the batch is on the wire, not just finished.
+fn in_mid_batch(count: usize) -> bool {
+    (12..=15).contains(&count) || (21..=27).contains(&count)
+}
 
 /// Scales the CloneSet from 2 to [`SCALED`] and freezes the leader (SIGSTOP) as soon as a count of its
-/// pods shows a batch of creations half done: the leader is then in the middle of its reconcile, the
+/// pods shows a big batch of creations half done: the leader is then in the middle of its reconcile, the
 /// rest of the batch already sent and the next batch still to come. A process frozen while sending
 /// (its requests past the fence but not yet on the wire) would deliver those requests on waking: the
 /// fence's remaining window, which this keeps out of the picture. Returns the count it was caught at;
@@ -127,7 +130,7 @@ async fn freeze_in_mid_batch(
         let deadline = std::time::Instant::now() + Duration::from_secs(120);
         loop {
             let count = pod_count(client).await?;
-            if !BATCH_ENDS.contains(&count) && count < scaled {
+            if in_mid_batch(count) {
                 signal(leader, "STOP")?;
                 return Ok(count);
             }
