@@ -16,6 +16,9 @@
 #                     use a different one to run two control planes side by side
 #   KRUISE_CP_NO_CONTROLLER_MANAGER=1   start without kube-controller-manager
 #
+# The API server writes an audit log of every write request (level Metadata: user, user agent, verb,
+# object, timestamps) to $KRUISE_CP_DIR/audit.log.
+#
 # How it works (details in docs/local-control-plane.md): the binaries are built from Debian's kubernetes source
 # package with two fixes for Go 1.19 (Debian's reflect2/json-iterator; go-openapi's zero-value check), and the
 # API server uses TLS with a static token because v1.20 refuses a plain HTTP port.
@@ -215,6 +218,17 @@ cmd_start() {
   api_port="$(free_port)"
   etcd_dir="$(mktemp -d /dev/shm/kruise-rs-etcd.XXXXXX)"
   echo "$etcd_dir" >"$RUN_DIR/etcd-dir"
+  # Every write request (who, what, when; no bodies) goes to $RUN_DIR/audit.log, one JSON event a line,
+  # so tests can prove which client wrote and when (e.g. no write from a deposed leader).
+  cat >"$RUN_DIR/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: None
+EOF
 
   spawn etcd "$RUN_DIR/etcd.log" etcd --name kruise-rs --data-dir "$etcd_dir" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
@@ -231,7 +245,9 @@ cmd_start() {
     --service-account-key-file "$RUN_DIR/certs/sa.pub" \
     --service-account-signing-key-file "$RUN_DIR/certs/sa.key" \
     --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
-    --disable-admission-plugins ServiceAccount --v 1
+    --disable-admission-plugins ServiceAccount \
+    --audit-policy-file "$RUN_DIR/audit-policy.yaml" --audit-log-path "$RUN_DIR/audit.log" \
+    --audit-log-format json --audit-log-mode blocking --v 1
   local api_pid
   api_pid="$(cat "$RUN_DIR/kube-apiserver.pid")"
   wait_for kube-apiserver "$RUN_DIR/kube-apiserver.log" "$api_pid" 30 test -s "$RUN_DIR/certs/apiserver.crt"

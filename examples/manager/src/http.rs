@@ -1,5 +1,6 @@
-//! The plain-HTTP endpoints of kruise-manager: `/healthz` (the process answers), `/readyz` (every
-//! readiness check passed: CRDs installed, webhook serving) and `/metrics` (Prometheus text).
+//! The plain-HTTP endpoints of kruise-manager: `/healthz` (the process answers and has not failed: see
+//! [`Liveness`]), `/readyz` (every readiness check passed: CRDs installed, webhook serving) and
+//! `/metrics` (Prometheus text).
 //!
 //! ```
 //! use kruise_manager::http::Readiness;
@@ -62,19 +63,69 @@ impl Readiness {
     }
 }
 
+/// Whether the process is still fit to run; once failed (the leader's controllers died, or it could not
+/// write its webhook configuration), `/healthz` answers 500 with the reason so kubelet restarts it.
+///
+/// ```
+/// use kruise_manager::http::Liveness;
+///
+/// let liveness = Liveness::default();
+/// assert_eq!(liveness.failure(), None);
+/// liveness.fail("controller cloneset ended while leading");
+/// assert_eq!(liveness.failure().as_deref(), Some("controller cloneset ended while leading"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Liveness {
+    failure: Arc<Mutex<Option<String>>>,
+}
+
+impl Liveness {
+    /// Marks the process failed, for `reason` (the first reason is kept).
+    pub fn fail(&self, reason: &str) {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(|| reason.to_owned());
+    }
+
+    /// Why the process failed, if it did.
+    #[must_use]
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
 #[derive(Clone)]
 struct AppState {
     metrics: Metrics,
     readiness: Readiness,
+    liveness: Liveness,
 }
 
 /// The routes.
-pub fn router(metrics: Metrics, readiness: Readiness) -> Router {
+pub fn router(metrics: Metrics, readiness: Readiness, liveness: Liveness) -> Router {
     Router::new()
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_text))
-        .with_state(AppState { metrics, readiness })
+        .with_state(AppState {
+            metrics,
+            readiness,
+            liveness,
+        })
+}
+
+async fn healthz(State(state): State<AppState>) -> impl IntoResponse {
+    match state.liveness.failure() {
+        None => (StatusCode::OK, "ok".to_owned()),
+        Some(reason) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("unhealthy: {reason}"),
+        ),
+    }
 }
 
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
@@ -118,7 +169,8 @@ mod tests {
     async fn endpoints_report_health_readiness_and_metrics() {
         let readiness = Readiness::new(&["crds"]);
         let metrics = Metrics::new();
-        let app = router(metrics.clone(), readiness.clone());
+        let liveness = Liveness::default();
+        let app = router(metrics.clone(), readiness.clone(), liveness.clone());
         assert_eq!(
             get_text(&app, "/healthz").await,
             (StatusCode::OK, "ok".into())
@@ -133,5 +185,14 @@ mod tests {
         let (status, text) = get_text(&app, "/metrics").await;
         assert_eq!(status, StatusCode::OK);
         assert!(text.contains("kruise_manager_leader 1"));
+        liveness.fail("controller fragile ended while leading");
+        liveness.fail("a later reason");
+        assert_eq!(
+            get_text(&app, "/healthz").await,
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "unhealthy: controller fragile ended while leading".into()
+            )
+        );
     }
 }

@@ -5,9 +5,13 @@
 //! SidecarSet validation, CRD conversion) and joins the leader election ([`leader`]); with the webhook on,
 //! the CRDs convert between versions through its `/convert`. While leading it writes the
 //! MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (caBundle included, and written again
-//! when the serving certificate is renewed or reloaded) and runs the
-//! registered controllers ([`controllers`]); when leadership ends it stops them, and on SIGINT/SIGTERM it
-//! stops them and releases the lease. A manager running outside the cluster (`--webhook-url`) also removes
+//! when the serving certificate is renewed or reloaded) and runs the registered controllers
+//! ([`controllers`]), writing through a [`WriteFence`] that shuts as soon as the lease may no longer be its
+//! own (a frozen process waking up finds it shut). When leadership is lost it aborts them at once (no
+//! drain: a standby may already lead); on SIGINT/SIGTERM it drains them and releases the lease; when a
+//! controller ends on its own or a webhook configuration cannot be written within
+//! [`leading::WEBHOOK_CONFIGURATION_WITHIN`], `/healthz` fails and the lease is released.
+//! A manager running outside the cluster (`--webhook-url`) also removes
 //! both webhook configurations at shutdown if they still call it, so pod and SidecarSet writes are not
 //! left failing on a webhook that is gone. [`actions`] and [`expectations`] are the helpers controllers use to
 //! execute their plans safely, [`queue_depth`] the queue depth a controller reports; all of them, and the
@@ -38,6 +42,7 @@ pub mod crr;
 pub mod http;
 pub mod imagepull;
 pub mod leader;
+pub mod leading;
 pub mod options;
 pub mod pod_readiness;
 pub mod sidecar_terminator;
@@ -65,11 +70,12 @@ use kube::{Api, Client};
 use tokio::net::TcpListener;
 
 use self::controllers::ControllerSet;
-use self::http::Readiness;
+use self::http::{Liveness, Readiness};
 use self::leader::{ElectionError, LeaderElector, Outcome};
 use self::metrics::Metrics;
 pub use self::options::ManagerOptions;
 use crate::crr::admission::CrrStores;
+use crate::leading::{LeadError, WEBHOOK_CONFIGURATION_WITHIN};
 use crate::webhook::admission::Mutator;
 use crate::webhook::cert_secret::{CertSecret, CertSecretError};
 use crate::webhook::certificate_reload::{self, CertificateSource};
@@ -84,6 +90,7 @@ use crate::webhook::validating_configuration;
 use kruise_api::readiness_gates::GateOptions;
 use kruise_runtime::Informers;
 use kruise_runtime::shutdown::{self, Shutdown};
+use kruise_runtime::write_fence::WriteFence;
 /// The runtime layer every controller here is built on (re-exported under the paths controllers use).
 pub use kruise_runtime::{actions, controllers, expectations, metrics, queue_depth};
 
@@ -123,6 +130,10 @@ pub enum ManagerError {
     /// The lease was lost; the process should exit (and be restarted) like upstream's manager.
     #[error("lost the leader lease")]
     LostLeadership,
+    /// The leader's work ended while leading (a controller died, a webhook configuration could not be
+    /// written); `/healthz` failed and the lease was released.
+    #[error("the leader's work failed: {0}")]
+    LeaderWorkFailed(String),
 }
 
 /// kruise-manager with its options and controllers.
@@ -170,9 +181,10 @@ impl Manager {
             checks.push("webhook");
         }
         let readiness = Readiness::new(&checks);
+        let liveness = Liveness::default();
         let listener = bind(options.metrics_bind_address).await?;
         tracing::info!(address = %local(&listener), "serving /healthz, /readyz and /metrics");
-        let app = http::router(metrics.clone(), readiness.clone());
+        let app = http::router(metrics.clone(), readiness.clone(), liveness.clone());
         let http_server = tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(stopped.wait());
             if let Err(error) = serve.await {
@@ -219,23 +231,41 @@ impl Manager {
         };
         let controllers = self.controllers;
         let shutdown_timeout = options.shutdown_timeout;
-        let lead_client = client.clone();
+        // The leader writes through the term's fence: nothing it sends lands once its lease may be gone.
+        let fence = WriteFence::closed();
+        let lead_client = if options.leader_elect {
+            fence.guard(&client)
+        } else {
+            client.clone()
+        };
         let lead_metrics = metrics.clone();
         let lead_informers = informers.clone();
+        let lead_liveness = liveness.clone();
         let lead = move |leading: Shutdown| async move {
-            if let Some(registration) = webhook_registration {
-                registration.write(&lead_client, &leading).await;
-                tokio::spawn(registration.follow(lead_client.clone(), leading.clone()));
+            let result = async {
+                if let Some(registration) = webhook_registration {
+                    registration
+                        .write(&lead_client, &leading, WEBHOOK_CONFIGURATION_WITHIN)
+                        .await?;
+                    tokio::spawn(registration.follow(lead_client.clone(), leading.clone()));
+                }
+                controllers
+                    .run_all(
+                        lead_client,
+                        &lead_informers,
+                        &lead_metrics,
+                        &reporter,
+                        leading,
+                        shutdown_timeout,
+                    )
+                    .await?;
+                Ok::<(), LeadError>(())
             }
-            controllers
-                .run_all(
-                    &lead_informers,
-                    &lead_metrics,
-                    &reporter,
-                    leading,
-                    shutdown_timeout,
-                )
-                .await;
+            .await;
+            if let Err(error) = &result {
+                lead_liveness.fail(&error.to_string());
+            }
+            result
         };
         let outcome = if options.leader_elect {
             let elector = LeaderElector::new(
@@ -245,18 +275,26 @@ impl Manager {
                 &identity,
                 options.leader_timing(),
             )?
-            .with_metrics(metrics.clone());
+            .with_metrics(metrics.clone())
+            .with_fence(fence);
             elector
                 .run(stopped.clone(), options.shutdown_timeout, lead)
                 .await
         } else {
             tracing::info!("--leader-elect=false: running controllers without an election");
             metrics.set_leader(true);
-            lead(stopped.clone()).await;
-            // No controller may be registered at all: keep serving the webhook until shut down.
-            stopped.clone().wait().await;
-            Outcome::ShutDown
+            match lead(stopped.clone()).await {
+                // No controller may be registered at all: keep serving the webhook until shut down.
+                Ok(()) => {
+                    stopped.clone().wait().await;
+                    Outcome::ShutDown
+                }
+                Err(error) => Outcome::WorkFailed(error.to_string()),
+            }
         };
+        if let Outcome::WorkFailed(reason) = &outcome {
+            liveness.fail(reason);
+        }
         if outcome == Outcome::ShutDown
             && let Some(url) = &options.webhook_url
             && !options.no_webhook
@@ -285,6 +323,7 @@ impl Manager {
                 Ok(())
             }
             Outcome::LostLeadership => Err(ManagerError::LostLeadership),
+            Outcome::WorkFailed(reason) => Err(ManagerError::LeaderWorkFailed(reason)),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Where controllers plug into kruise-manager. A controller is anything that, given a
 //! [`ControllerContext`], runs until the context's `shutdown` fires. The manager starts every registered
-//! controller when it becomes the leader and signals them to stop when it stops leading or shuts down.
+//! controller when it becomes the leader and signals them to stop when it shuts down; a controller that
+//! ends on its own (returns, fails, panics) ends the whole set, so the leader gives up its lease.
 //!
 //! ```
 //! use kruise_runtime::controllers::{ControllerSet, ManagedController};
@@ -20,7 +21,7 @@
 //! Events through `context.event_sink(component)`, executes its plans with [`crate::actions`] and guards
 //! against stale caches with [`crate::expectations`].
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -145,26 +146,32 @@ impl ControllerSet {
             .collect()
     }
 
-    /// Runs every controller until `shutdown`; a controller that fails is logged and the others go on.
+    /// Runs every controller until `shutdown`.
     ///
     /// Once `shutdown` fires, the controllers get `stop_within` to finish; the ones still running then are
     /// aborted (and named in a warning). A kube-runtime `Controller` asked to stop gracefully before its
     /// store has finished its first list (a watch still retrying) waits for that list forever; this bound
     /// keeps such a controller from holding the whole process.
     ///
-    /// The controllers read watched objects from `informers` (the process's: they outlive a leadership term,
-    /// so a new term starts from warm caches and the webhooks read the same copies).
+    /// The controllers write with `client` (the leader's, guarded by its term's
+    /// [`crate::write_fence::WriteFence`]) and read watched objects from `informers` (the process's: they
+    /// outlive a leadership term, so a new term starts from warm caches and the webhooks read the same
+    /// copies).
+    ///
+    /// # Errors
+    /// A controller ended (returned, failed or panicked) before `shutdown`: the others are aborted at once
+    /// and the error names it. A leader missing a controller must not go on holding the lease.
     pub async fn run_all(
         &self,
+        client: Client,
         informers: &Informers,
         metrics: &Metrics,
         reporter: &Reporter,
         shutdown: Shutdown,
         stop_within: Duration,
-    ) {
+    ) -> Result<(), ControllerError> {
         let mut tasks = tokio::task::JoinSet::new();
-        let mut running = BTreeSet::new();
-        let client = informers.client().clone();
+        let mut running = BTreeMap::new();
         for controller in &self.controllers {
             let context = ControllerContext {
                 client: client.clone(),
@@ -176,33 +183,47 @@ impl ControllerSet {
             let name = controller.name().to_owned();
             let run = controller.run(context);
             tracing::info!(controller = %name, "starting controller");
-            running.insert(name.clone());
-            tasks.spawn(async move { (name, run.await) });
+            let task = tasks.spawn(run);
+            running.insert(task.id(), name);
+        }
+        if tasks.is_empty() {
+            shutdown.wait().await;
+            return Ok(());
         }
         let deadline = async {
-            shutdown.wait().await;
+            shutdown.clone().wait().await;
             tokio::time::sleep(stop_within).await;
         };
         tokio::pin!(deadline);
         loop {
             tokio::select! {
-                joined = tasks.join_next() => match joined {
-                    None => break,
-                    Some(Ok((name, outcome))) => {
-                        running.remove(&name);
-                        match outcome {
-                            Ok(()) => tracing::info!(controller = %name, "controller stopped"),
-                            Err(error) => {
-                                tracing::error!(controller = %name, %error, "controller failed");
-                            }
-                        }
+                joined = tasks.join_next_with_id() => {
+                    let Some(joined) = joined else { break };
+                    let (id, ended) = match joined {
+                        Ok((id, Ok(()))) => (id, None),
+                        Ok((id, Err(error))) => (id, Some(error.message)),
+                        Err(error) => (error.id(), Some(error.to_string())),
+                    };
+                    let name = running.remove(&id).unwrap_or_default();
+                    if !shutdown.is_triggered() {
+                        let message = match ended {
+                            Some(reason) => format!("ended while leading: {reason}"),
+                            None => "ended while leading".to_owned(),
+                        };
+                        tracing::error!(controller = %name, %message, "stopping every controller");
+                        tasks.shutdown().await;
+                        return Err(ControllerError {
+                            controller: name,
+                            message,
+                        });
                     }
-                    Some(Err(error)) => {
-                        tracing::error!(%error, "controller task panicked or was cancelled");
+                    match ended {
+                        None => tracing::info!(controller = %name, "controller stopped"),
+                        Some(error) => tracing::error!(controller = %name, %error, "controller failed"),
                     }
-                },
+                }
                 () = &mut deadline => {
-                    for name in &running {
+                    for name in running.values() {
                         tracing::warn!(
                             controller = %name,
                             timeout = ?stop_within,
@@ -214,12 +235,144 @@ impl ControllerSet {
                 }
             }
         }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn unreachable_client() -> kube::Client {
+        kube::Client::try_from(kube::Config::new(
+            "http://127.0.0.1:9".parse().expect("a valid URL"),
+        ))
+        .expect("a client needs no connection")
+    }
+
+    fn reporter() -> Reporter {
+        Reporter {
+            controller: "test".into(),
+            instance: None,
+        }
+    }
+
+    /// A controller that waits for its shutdown, counting in `aborted` when it is dropped without one.
+    fn register_waiting(
+        controllers: &mut ControllerSet,
+        aborted: &Arc<std::sync::atomic::AtomicUsize>,
+    ) {
+        let aborted = Arc::clone(aborted);
+        controllers.register_fn("waiting", move |context| {
+            let guard = AbortCounter(Arc::clone(&aborted), context.shutdown.clone());
+            async move {
+                context.shutdown.wait().await;
+                drop(guard);
+                Ok(())
+            }
+        });
+    }
+
+    struct AbortCounter(Arc<std::sync::atomic::AtomicUsize>, Shutdown);
+
+    impl Drop for AbortCounter {
+        fn drop(&mut self) {
+            if !self.1.is_triggered() {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+
+    async fn run_until_it_ends(controllers: &ControllerSet) -> Result<(), ControllerError> {
+        let (_trigger, shutdown) = crate::shutdown::channel();
+        let metrics = Metrics::new();
+        let reporter = reporter();
+        let informers = Informers::new(unreachable_client());
+        let run = controllers.run_all(
+            unreachable_client(),
+            &informers,
+            &metrics,
+            &reporter,
+            shutdown,
+            Duration::from_secs(3600),
+        );
+        tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("run_all returned when a controller ended while leading")
+    }
+
+    #[tokio::test]
+    async fn a_controller_that_panics_while_leading_ends_the_set() {
+        let mut controllers = ControllerSet::new();
+        let aborted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        register_waiting(&mut controllers, &aborted);
+        controllers.register_fn("fragile", |_context| async {
+            panic!("the fragile controller breaks");
+        });
+        let error = run_until_it_ends(&controllers)
+            .await
+            .expect_err("a panicked controller is an error");
+        assert_eq!(error.controller, "fragile");
+        assert!(error.message.contains("panic"), "{}", error.message);
+        assert_eq!(
+            aborted.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the other controller was aborted"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_controller_that_returns_while_leading_ends_the_set() {
+        for fails in [false, true] {
+            let mut controllers = ControllerSet::new();
+            let aborted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            register_waiting(&mut controllers, &aborted);
+            controllers.register_fn("quitter", move |_context| async move {
+                if fails {
+                    Err(ControllerError {
+                        controller: "quitter".into(),
+                        message: "cannot go on".into(),
+                    })
+                } else {
+                    Ok(())
+                }
+            });
+            let error = run_until_it_ends(&controllers)
+                .await
+                .expect_err("a controller ending early is an error");
+            assert_eq!(error.controller, "quitter");
+            assert_eq!(
+                error.message.contains("cannot go on"),
+                fails,
+                "{}",
+                error.message
+            );
+            assert_eq!(aborted.load(std::sync::atomic::Ordering::SeqCst), 1);
+        }
+    }
+
+    #[tokio::test]
+    async fn no_controller_runs_until_shutdown() {
+        let (trigger, shutdown) = crate::shutdown::channel();
+        let controllers = ControllerSet::new();
+        let run = tokio::spawn(async move {
+            controllers
+                .run_all(
+                    unreachable_client(),
+                    &Informers::new(unreachable_client()),
+                    &Metrics::new(),
+                    &reporter(),
+                    shutdown,
+                    Duration::from_secs(3600),
+                )
+                .await
+        });
+        tokio::task::yield_now().await;
+        assert!(!run.is_finished(), "an empty set is not a failed one");
+        trigger.trigger();
+        let ended = tokio::time::timeout(Duration::from_secs(30), run).await;
+        assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
+    }
 
     /// A controller that never looks at its shutdown signal (as a kube-runtime `Controller` whose store
     /// never became ready): `run_all` must still return once the grace period after shutdown is over.
@@ -242,18 +395,12 @@ mod tests {
                 Ok(())
             }
         });
-        let client = kube::Client::try_from(kube::Config::new(
-            "http://127.0.0.1:9".parse().expect("a valid URL"),
-        ))
-        .expect("a client needs no connection");
         let (trigger, shutdown) = crate::shutdown::channel();
         let metrics = Metrics::new();
-        let reporter = Reporter {
-            controller: "test".into(),
-            instance: None,
-        };
-        let informers = Informers::new(client);
+        let reporter = reporter();
+        let informers = Informers::new(unreachable_client());
         let run = controllers.run_all(
+            unreachable_client(),
             &informers,
             &metrics,
             &reporter,
@@ -263,8 +410,8 @@ mod tests {
         trigger.trigger();
         let finished = tokio::time::timeout(Duration::from_secs(30), run).await;
         assert!(
-            finished.is_ok(),
-            "run_all waited for a controller that never stops"
+            matches!(finished, Ok(Ok(()))),
+            "run_all waited for a controller that never stops: {finished:?}"
         );
         assert!(
             stopped_rx.await.is_ok(),

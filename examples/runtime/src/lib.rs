@@ -5,6 +5,8 @@
 //!   Objects are stored once, without `managedFields`, as `Arc`s.
 //! * [`open_watches`]: a client layer counting the watch requests the process has open, by resource (the
 //!   `api_open_watches` metric), so "one pod watch per process" is checked, not assumed.
+//! * [`write_fence`]: a client wrapper that refuses writes once a leadership term may be over (on the
+//!   monotonic clock), so a deposed or frozen-then-resumed leader writes nothing more.
 //!
 //! The decisions themselves live in the libraries (`kruise-schedule`, `kruise-sidecar`, ...); this crate
 //! does the I/O around them.
@@ -22,6 +24,8 @@ pub mod metrics;
 pub mod open_watches;
 pub mod queue_depth;
 pub mod shutdown;
+pub mod write_fence;
 
 pub use informer::{Change, Indexed, Informer, Informers};
 pub use open_watches::{OpenWatches, OpenWatchesLayer};
+pub use write_fence::WriteFence;

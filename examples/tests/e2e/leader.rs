@@ -1,15 +1,16 @@
 //! Leader election: two kruise-manager processes elect exactly one leader; when the leader is killed
 //! (no release) the other takes over within the lease duration; a gracefully stopped leader releases the
-//! lease. In process: registered controllers run only on the leader and move with the lease.
+//! lease. In process: registered controllers run only on the leader and move with the lease; a leader
+//! whose controller dies releases the lease at once. A frozen leader: see `leader_frozen`.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail, ensure};
 use clap::Parser;
 use k8s_openapi::api::coordination::v1::Lease;
-use kruise_manager::{Manager, ManagerOptions};
+use kruise_manager::{Manager, ManagerError, ManagerOptions};
 use kruise_runtime::controllers::ControllerSet;
 use kruise_runtime::shutdown;
 use kube::{Api, Client};
@@ -209,5 +210,83 @@ pub async fn controllers_run_only_on_the_leader(cluster: &Cluster) -> Result<()>
         count(0) == 0 && count(1) == 0,
         "controllers still running after shutdown"
     );
+    Ok(())
+}
+
+/// A leader whose controller dies (panics) gives its lease up at once and stops with an error, instead of
+/// renewing a lease it does nothing with. The lease duration is long (60 s): a takeover well before
+/// that is the release, not an expiry.
+pub async fn a_leader_whose_controller_dies_releases_the_lease(cluster: &Cluster) -> Result<()> {
+    let client = &cluster.client;
+    ensure_namespace(client, NAMESPACE).await?;
+    let lease = "e2e-dying";
+    let died = Arc::new(AtomicBool::new(false));
+    let running: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let mut stops = Vec::new();
+    let mut tasks = Vec::new();
+    for (index, identity) in ["e2e-dying-a", "e2e-dying-b"].iter().enumerate() {
+        let mut args = vec![
+            "kruise-manager".to_owned(),
+            format!("--namespace={NAMESPACE}"),
+            format!("--identity={identity}"),
+            format!("--leader-election-id={lease}"),
+            "--no-webhook".into(),
+            "--no-install-crds".into(),
+            "--lease-duration=60s".into(),
+            "--renew-deadline=50s".into(),
+            "--retry-period=1s".into(),
+        ];
+        args.push("--metrics-bind-address=127.0.0.1:0".into());
+        let options = Cli::try_parse_from(args)?.options;
+        let mut controllers = ControllerSet::new();
+        let died = Arc::clone(&died);
+        let counter = Arc::clone(&running);
+        controllers.register_fn("e2e-fragile", move |context| {
+            let first = !died.swap(true, Ordering::SeqCst);
+            let counter = Arc::clone(&counter);
+            async move {
+                assert!(!first, "e2e-fragile: the first leader's controller breaks");
+                counter[index].fetch_add(1, Ordering::SeqCst);
+                context.shutdown.wait().await;
+                counter[index].fetch_sub(1, Ordering::SeqCst);
+                Ok(())
+            }
+        });
+        let (stop, stopped) = shutdown::channel();
+        stops.push(stop);
+        tasks.push(tokio::spawn(
+            Manager::new(options, controllers).run(client.clone(), stopped),
+        ));
+    }
+    let first = wait_for(
+        "a manager to stop after its controller died",
+        Duration::from_secs(60),
+        || async { Ok(tasks.iter().position(tokio::task::JoinHandle::is_finished)) },
+    )
+    .await?;
+    let other = 1 - first;
+    let ended = tasks.remove(first).await?;
+    match ended {
+        Err(ManagerError::LeaderWorkFailed(reason)) => ensure!(
+            reason.contains("e2e-fragile"),
+            "the failure does not name the controller: {reason}"
+        ),
+        unexpected => bail!("the leader whose controller died ended with {unexpected:?}"),
+    }
+    // Released: the standby leads long before the 60 s lease could have expired.
+    wait_for(
+        "the standby to take over the released lease",
+        Duration::from_secs(30),
+        || async {
+            let holder = holder(client, lease).await?;
+            Ok((running[other].load(Ordering::SeqCst) == 1 && holder.is_some()).then_some(holder))
+        },
+    )
+    .await?;
+    stops[other].trigger();
+    let task = tasks.remove(0);
+    tokio::time::timeout(Duration::from_secs(30), task)
+        .await
+        .context("the standby did not stop")???;
     Ok(())
 }

@@ -17,6 +17,7 @@
     clippy::panic
 )]
 
+mod audit_log;
 mod cloneset_bounds;
 mod cloneset_env;
 mod cloneset_measure;
@@ -29,6 +30,7 @@ mod identities;
 mod image_pull;
 mod jobs;
 mod leader;
+mod leader_frozen;
 mod manager_process;
 mod node_agents;
 mod sidecar_terminator;
@@ -73,6 +75,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("controllers_run_only_on_the_leader", |c| {
         Box::pin(leader::controllers_run_only_on_the_leader(c))
+    }),
+    ("a_leader_whose_controller_dies_releases_the_lease", |c| {
+        Box::pin(leader::a_leader_whose_controller_dies_releases_the_lease(c))
+    }),
+    ("a_frozen_leader_writes_nothing_after_it_is_deposed", |c| {
+        Box::pin(leader_frozen::a_frozen_leader_writes_nothing_after_it_is_deposed(c))
     }),
     ("daemon_recreates_containers", |c| {
         Box::pin(container_recreate::daemon_recreates_containers(c))

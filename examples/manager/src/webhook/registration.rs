@@ -21,6 +21,7 @@ use super::configuration::{self, FIELD_MANAGER, WebhookOptions};
 use super::tls::ServingCertificate;
 use super::validating_configuration;
 use crate::crds;
+use crate::leading::{LeadError, write_webhook_configuration};
 use kruise_runtime::shutdown::Shutdown;
 
 /// How often the leader writes the caBundles again although the bundle did not change.
@@ -42,7 +43,16 @@ impl Registration {
     /// Writes both configurations with the current caBundle, retrying every 5 s until it works or
     /// `leading` ends, and the CRDs' conversion caBundle where it differs (a replica that starts leading
     /// may have installed the CRDs with an older one).
-    pub async fn write(&self, client: &Client, leading: &Shutdown) {
+    ///
+    /// # Errors
+    /// A configuration still refused after `within` of retries
+    /// ([`crate::leading::write_webhook_configuration`]).
+    pub async fn write(
+        &self,
+        client: &Client,
+        leading: &Shutdown,
+        within: Duration,
+    ) -> Result<(), LeadError> {
         let bundle = self.certificates.borrow().material.ca_pem.clone();
         let mutating =
             configuration::mutating_webhook_configuration(&self.webhook, bundle.as_bytes());
@@ -50,12 +60,13 @@ impl Registration {
             &self.webhook,
             bundle.as_bytes(),
         );
-        apply_until_done(client, &mutating, leading).await;
-        apply_until_done(client, &validating, leading).await;
+        write_webhook_configuration(client, &mutating, leading, within).await?;
+        write_webhook_configuration(client, &validating, leading, within).await?;
         if self.conversion_crds {
             crds::update_conversion_ca_bundle(client, &self.webhook.target, bundle.as_bytes())
                 .await;
         }
+        Ok(())
     }
 
     /// Until `leading` ends: when the caBundle changes (and every ten minutes), writes it into both
@@ -98,31 +109,6 @@ fn log_failure<K: WebhookRegistration>(result: Result<(), kube::Error>, configur
         let kind = K::kind(&());
         let name = configuration.meta().name.as_deref().unwrap_or_default();
         tracing::warn!(%kind, %name, %error, "writing the caBundle failed; retrying later");
-    }
-}
-
-/// Writes a webhook configuration, retrying every 5 s until it works or `leading` ends.
-async fn apply_until_done<K: WebhookRegistration>(
-    client: &Client,
-    configuration: &K,
-    leading: &Shutdown,
-) {
-    let kind = K::kind(&());
-    let name = configuration.meta().name.clone().unwrap_or_default();
-    loop {
-        match apply(client, configuration).await {
-            Ok(()) => {
-                tracing::info!(%kind, %name, "wrote the webhook configuration");
-                return;
-            }
-            Err(error) => {
-                tracing::error!(%kind, %name, %error, "writing the webhook configuration failed; retrying in 5s");
-            }
-        }
-        tokio::select! {
-            () = leading.clone().wait() => return,
-            () = tokio::time::sleep(Duration::from_secs(5)) => {}
-        }
     }
 }
 
