@@ -50,8 +50,6 @@ pub mod sidecarset;
 pub mod webhook;
 
 #[cfg(test)]
-mod fuzz_inputs;
-#[cfg(test)]
 mod untrusted_input;
 
 use kruise_runtime::actions::is_conflict;

@@ -18,12 +18,12 @@ use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use serde_json::{Value, json};
 
-use crate::fuzz_inputs::fuzz_cases;
-use crate::fuzz_inputs::json_values::{json_value, replaced};
-use crate::fuzz_inputs::text_edits::edited;
 use crate::webhook::admission::{self, Answer, Mutator};
 use crate::webhook::conversion;
 use crate::webhook::sidecarset_admission::SidecarSetValidator;
+use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::json_values::{json_value, replaced};
+use kruise_fuzz_inputs::text_edits::edited;
 
 const UID: &str = "705ab4f5-6393-11e8-b7cc-42010a800002";
 

@@ -40,10 +40,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::support::conversion_harness;
-use crate::support::fuzz_cases;
-use crate::support::json_values::{json_value, replaced};
 use crate::support::schema_values::{self, Hints};
-use crate::support::text_edits::edited;
+use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::json_values::{json_value, replaced};
+use kruise_fuzz_inputs::text_edits::edited;
 
 const NAMES: &[&str] = &["", "a", "demo-sidecarset", "x.y", "é", "a,b", "c-1"];
 

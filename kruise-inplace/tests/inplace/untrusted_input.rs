@@ -19,8 +19,8 @@ use proptest::sample::select;
 use serde_json::{Value, json};
 
 use crate::support::annotation_harness as harness;
-use crate::support::fuzz_cases;
-use crate::support::text_edits::edited;
+use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::text_edits::edited;
 
 const TIMESTAMPS: &[&str] = &[
     "2024-05-01T09:59:00Z",

@@ -24,10 +24,10 @@ use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use serde_json::{Value, json};
 
-use crate::support::fuzz_cases;
-use crate::support::json_values::{json_value, replaced};
-use crate::support::text_edits::edited;
 use crate::support::{KRUISE_POD_READY, STATE, TIMESTAMP, now};
+use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::json_values::{json_value, replaced};
+use kruise_fuzz_inputs::text_edits::edited;
 
 fn state_label() -> impl Strategy<Value = String> {
     prop_oneof![

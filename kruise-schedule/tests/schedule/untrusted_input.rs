@@ -31,8 +31,8 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use crate::support::cron as cron_support;
-use crate::support::fuzz_cases;
-use crate::support::text_edits::edited;
+use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::text_edits::edited;
 
 /// Go durations for `@every`: terms from the grammar with edge numbers and units, valid or not.
 fn go_duration() -> impl Strategy<Value = String> {

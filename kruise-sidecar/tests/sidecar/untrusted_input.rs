@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 
 use crate::support::annotation_harness as harness;
 use crate::support::expression_harness;
-use crate::support::fuzz_cases;
-use crate::support::text_edits::edited;
+use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::text_edits::edited;
 
 const SETS: &[&str] = &["fuzz", "other", "", "a,b"];
 const CONTAINERS: &[&str] = &["cold", "hot", "hot-1", "hot-2", "main", ""];

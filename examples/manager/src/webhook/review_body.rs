@@ -267,7 +267,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(crate::fuzz_inputs::fuzz_cases::config())]
+        #![proptest_config(kruise_fuzz_inputs::fuzz_cases::config())]
 
         /// The head of an oversized body is whatever the client sent, cut anywhere: reading it never panics,
         /// and the answer is a review (HTTP 200) or a plain 413.
@@ -278,7 +278,7 @@ mod tests {
                     ("ConversionReview", "apiextensions.k8s.io/v1")][..])
                     .prop_flat_map(|(kind, api_version)| {
                         let text = String::from_utf8(review(kind, api_version, 8)).unwrap();
-                        crate::fuzz_inputs::text_edits::edited(text)
+                        kruise_fuzz_inputs::text_edits::edited(text)
                     })
                     .prop_map(String::into_bytes),
                 proptest::collection::vec(proptest::arbitrary::any::<u8>(), 0..200),

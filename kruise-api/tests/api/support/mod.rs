@@ -10,9 +10,6 @@
 )]
 
 pub mod conversion_harness;
-pub mod fuzz_cases;
-pub mod json_values;
 pub mod lossless;
 pub mod schema_values;
 pub mod structural;
-pub mod text_edits;

@@ -13,8 +13,6 @@
 )]
 
 pub mod annotation_harness;
-pub mod fuzz_cases;
-pub mod text_edits;
 
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};

@@ -9,10 +9,6 @@
     clippy::panic
 )]
 
-pub mod fuzz_cases;
-pub mod json_values;
-pub mod text_edits;
-
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Pod, PodCondition, PodReadinessGate, PodSpec, PodStatus};

@@ -19,9 +19,5 @@ pub mod asts;
 pub mod cron;
 /// Advanced DaemonSet builders (`daemonset_*`).
 pub mod daemonset;
-/// How many cases the untrusted-input properties run (`untrusted_input`).
-pub mod fuzz_cases;
 /// CloneSet builders, planning helpers and the fleet simulation (`cloneset_*`, `sort_orders`).
 pub mod rollout;
-/// Edits of valid texts for structure-aware fuzzing (`untrusted_input`).
-pub mod text_edits;

@@ -10,8 +10,6 @@
 
 pub mod annotation_harness;
 pub mod expression_harness;
-pub mod fuzz_cases;
-pub mod text_edits;
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! How many cases each property over untrusted input runs: `KRUISE_FUZZ_CASES` (default 256), so that a
 //! longer run needs no code change, e.g.
-//! `KRUISE_FUZZ_CASES=20000 cargo test -p kruise-api --test api untrusted_input`.
+//! `KRUISE_FUZZ_CASES=20000 cargo test --workspace untrusted_input`.
 
 use proptest::test_runner::Config;
 

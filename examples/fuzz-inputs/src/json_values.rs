@@ -58,8 +58,9 @@ pub fn replaced(mut document: Value, at: Index, value: Value) -> Value {
     if inner.is_empty() {
         return document;
     }
-    let pointer = &inner[at.index(inner.len())];
-    if let Some(slot) = document.pointer_mut(pointer) {
+    if let Some(pointer) = inner.get(at.index(inner.len()))
+        && let Some(slot) = document.pointer_mut(pointer)
+    {
         *slot = value;
     }
     document
