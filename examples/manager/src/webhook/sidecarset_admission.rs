@@ -57,7 +57,6 @@ use kube::{Api, Client};
 use super::admission::{Answer, answer, parse_request};
 use super::review_body::ReviewBody;
 use super::server::respond;
-use super::sidecarset_injection::reflect;
 use kruise_runtime::shutdown::Shutdown;
 
 /// The path of the SidecarSet validating webhook (upstream's, for the v1beta1 resource).
@@ -271,6 +270,44 @@ async fn validate_sidecarset(
     ReviewBody(body): ReviewBody,
 ) -> impl IntoResponse {
     respond(validator.review(&body))
+}
+
+/// A reflector of `api` into a store, running until `shutdown`.
+fn reflect<K>(api: Api<K>, config: watcher::Config, shutdown: &Shutdown) -> Store<K>
+where
+    K: kube::Resource
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    use futures::StreamExt;
+    use kube::runtime::WatchStreamExt;
+    let (reader, writer) = reflector::store();
+    let stream = reflector::reflector(
+        writer,
+        watcher(api, config)
+            .default_backoff()
+            .modify(|object: &mut K| object.meta_mut().managed_fields = None),
+    );
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        loop {
+            tokio::select! {
+                () = stop.clone().wait() => break,
+                next = stream.next() => match next {
+                    Some(Ok(_)) => {}
+                    Some(Err(error)) => tracing::warn!(%error, "webhook store watch failed; retrying"),
+                    None => break,
+                },
+            }
+        }
+    });
+    reader
 }
 
 #[cfg(test)]

@@ -27,7 +27,6 @@ use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use futures::StreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::jiff::Timestamp;
@@ -35,13 +34,9 @@ use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_sidecar::matching::{is_active_pod, pod_matches, pod_namespace};
 use kruise_sidecar::{InjectRequest, Injection, JsonInjection, Options, SeededChance};
-use kube::runtime::reflector::{self, ObjectRef, Store};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Resource};
-use serde::de::DeserializeOwned;
+use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::sidecarset::reconcile::revisions_by_sidecarset;
-use kruise_runtime::shutdown::Shutdown;
 use kruise_runtime::{Indexed, Informer, Informers};
 
 /// What the SidecarSet injection reads: the process's shared informers of SidecarSets and Namespaces, and the
@@ -248,36 +243,6 @@ fn seed_of(uid: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     uid.hash(&mut hasher);
     hasher.finish()
-}
-
-/// A reflector of `api` into a store, running until `shutdown`.
-pub(crate) fn reflect<K>(api: Api<K>, config: watcher::Config, shutdown: &Shutdown) -> Store<K>
-where
-    K: Resource + Clone + DeserializeOwned + fmt::Debug + Send + Sync + 'static,
-    K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
-{
-    let (reader, writer) = reflector::store();
-    let stream = reflector::reflector(
-        writer,
-        watcher(api, config)
-            .default_backoff()
-            .modify(|object: &mut K| object.meta_mut().managed_fields = None),
-    );
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        loop {
-            tokio::select! {
-                () = stop.clone().wait() => break,
-                next = stream.next() => match next {
-                    Some(Ok(_)) => {}
-                    Some(Err(error)) => tracing::warn!(%error, "webhook store watch failed; retrying"),
-                    None => break,
-                },
-            }
-        }
-    });
-    reader
 }
 
 /// The seed and matching are pure; tests feed the stores directly.

@@ -11,7 +11,7 @@ use tokio::task::AbortHandle;
 
 use super::Informer;
 
-/// The informers of a process (or of one leadership term): [`Informers::get`] starts a kind's watch the
+/// The informers of a process: [`Informers::get`] starts a kind's watch the
 /// first time it is asked for and hands out the same informer afterwards. Dropping the last clone stops
 /// every watch.
 #[derive(Clone)]
