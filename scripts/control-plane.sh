@@ -9,6 +9,9 @@
 #                                             KRUISE_CP_KEEP_LOGS=1: keep the run directory's *.log files)
 #   scripts/control-plane.sh status           say whether it runs and where (exit 1 when it does not)
 #   scripts/control-plane.sh env              print `export KUBECONFIG=...` for eval
+#   scripts/control-plane.sh restart-apiserver [SECONDS]
+#                                             restart kube-apiserver on the same port (down for at least
+#                                             SECONDS); every watch from before the restart gets 410 Gone
 #
 # Environment:
 #   KRUISE_RS_CACHE   cache for the built binaries (default ~/.cache/kruise-rs); the build tree is deleted
@@ -195,6 +198,27 @@ wait_for() {
   done
 }
 
+# spawn_apiserver: starts kube-apiserver on the ports recorded in the run directory (its log appended to,
+# so a restart keeps the earlier lines; the audit log is appended to as well).
+spawn_apiserver() {
+  local etcd_port api_port
+  etcd_port="$(cat "$RUN_DIR/etcd-port")"
+  api_port="$(cat "$RUN_DIR/api-port")"
+  setsid "$BIN_DIR/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" --insecure-port 0 \
+    --cert-dir "$RUN_DIR/certs" --token-auth-file "$RUN_DIR/tokens.csv" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$RUN_DIR/certs/sa.pub" \
+    --service-account-signing-key-file "$RUN_DIR/certs/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
+    --disable-admission-plugins ServiceAccount \
+    --audit-policy-file "$RUN_DIR/audit-policy.yaml" --audit-log-path "$RUN_DIR/audit.log" \
+    --audit-log-format json --audit-log-mode blocking --v 1 \
+    </dev/null >>"$RUN_DIR/kube-apiserver.log" 2>&1 &
+  echo "$!" >"$RUN_DIR/kube-apiserver.pid"
+}
+
 cmd_start() {
   installed || unavailable "not installed: run '$0 install' first (builds kube-apiserver once, about 5-20 minutes)"
   if [ -f "$RUN_DIR/kubeconfig" ] && cmd_status >/dev/null 2>&1; then
@@ -237,17 +261,9 @@ EOF
   wait_for etcd "$RUN_DIR/etcd.log" "$(cat "$RUN_DIR/etcd.pid")" 30 \
     curl -fsS "http://127.0.0.1:$etcd_port/health"
 
-  spawn kube-apiserver "$RUN_DIR/kube-apiserver.log" "$BIN_DIR/kube-apiserver" \
-    --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" --insecure-port 0 \
-    --cert-dir "$RUN_DIR/certs" --token-auth-file "$RUN_DIR/tokens.csv" --authorization-mode RBAC \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file "$RUN_DIR/certs/sa.pub" \
-    --service-account-signing-key-file "$RUN_DIR/certs/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
-    --disable-admission-plugins ServiceAccount \
-    --audit-policy-file "$RUN_DIR/audit-policy.yaml" --audit-log-path "$RUN_DIR/audit.log" \
-    --audit-log-format json --audit-log-mode blocking --v 1
+  echo "$etcd_port" >"$RUN_DIR/etcd-port"
+  echo "$api_port" >"$RUN_DIR/api-port"
+  spawn_apiserver
   local api_pid
   api_pid="$(cat "$RUN_DIR/kube-apiserver.pid")"
   wait_for kube-apiserver "$RUN_DIR/kube-apiserver.log" "$api_pid" 30 test -s "$RUN_DIR/certs/apiserver.crt"
@@ -327,6 +343,47 @@ cmd_stop() {
   fi
 }
 
+# apiserver_ready: whether the API server of the run directory answers /readyz.
+apiserver_ready() {
+  local server token
+  server="$(awk '/server:/ {print $2}' "$RUN_DIR/kubeconfig")"
+  token="$(awk '/token:/ {print $2}' "$RUN_DIR/kubeconfig")"
+  curl -fsS --cacert "$RUN_DIR/certs/apiserver.crt" -H "Authorization: Bearer $token" "$server/readyz"
+}
+
+# restart-apiserver [SECONDS]: stops kube-apiserver (SIGTERM, SIGKILL 3 s later: requests in flight fail),
+# writes one key to etcd while it is down, waits SECONDS (default 0) and starts it again on the same
+# port with the same certificates. The write moves etcd's revision past everything a client has seen, so
+# every watch resumed from before the restart is answered 410 Gone (the new API server's watch cache starts
+# after it): clients must list again.
+cmd_restart_apiserver() {
+  local down=${1:-0}
+  case "$down" in '' | *[!0-9.]*) fail "restart-apiserver: SECONDS must be a number, not '$down'" ;; esac
+  [ -f "$RUN_DIR/kubeconfig" ] || fail "not running: start it with '$0 start'"
+  local pid i
+  pid="$(cat "$RUN_DIR/kube-apiserver.pid" 2>/dev/null || true)"
+  alive "$pid" || fail "kube-apiserver is not running (see $RUN_DIR/kube-apiserver.log)"
+  local started=$SECONDS
+  # kube-apiserver's own graceful stop waits up to 60 s for connections with open watches to go idle,
+  # serving them all the while; 3 s of grace, then SIGKILL, cuts the requests in flight as a crash would.
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 30); do alive "$pid" || break; sleep 0.1; done
+  alive "$pid" && kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 1 50); do alive "$pid" || break; sleep 0.1; done
+  alive "$pid" && fail "kube-apiserver (pid $pid) did not die"
+  local etcd_port key value
+  etcd_port="$(cat "$RUN_DIR/etcd-port")"
+  key="$(printf '/kruise-rs/api-server-restarted' | base64 -w0)"
+  value="$(date +%s%N | base64 -w0)"
+  curl -fsS -X POST "http://127.0.0.1:$etcd_port/v3/kv/put" -d "{\"key\":\"$key\",\"value\":\"$value\"}" >/dev/null \
+    || fail "could not write to etcd at 127.0.0.1:$etcd_port while kube-apiserver was down"
+  sleep "$down"
+  spawn_apiserver
+  pid="$(cat "$RUN_DIR/kube-apiserver.pid")"
+  wait_for kube-apiserver "$RUN_DIR/kube-apiserver.log" "$pid" 90 apiserver_ready
+  log "kube-apiserver restarted in $((SECONDS - started)) s"
+}
+
 cmd_status() {
   [ -f "$RUN_DIR/kubeconfig" ] || { log "not running"; return 1; }
   local name pid
@@ -353,8 +410,9 @@ case "${1:-}" in
   stop) cmd_stop ;;
   status) cmd_status ;;
   env) cmd_env ;;
+  restart-apiserver) cmd_restart_apiserver "${2:-0}" ;;
   *)
-    printf 'usage: %s install|start|stop|status|env\n' "$0" >&2
+    printf 'usage: %s install|start|stop|status|env|restart-apiserver [SECONDS]\n' "$0" >&2
     exit 2
     ;;
 esac

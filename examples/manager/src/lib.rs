@@ -196,7 +196,7 @@ impl Manager {
         ensure_namespace(&client, &options.namespace, options.create_namespace).await?;
         // One watch and one copy per kind for the whole process: the webhooks read them from the start (also on
         // a standby replica), the controllers of every leadership term share them.
-        let informers = Informers::new(client.clone());
+        let informers = Informers::counted(client.clone(), metrics.informer_health().clone());
         // The webhook (with `/convert`) serves before the CRDs point their conversion at it.
         let (webhook_registration, conversion) = if options.no_webhook {
             (None, ConversionStrategy::None)

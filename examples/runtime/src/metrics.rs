@@ -31,6 +31,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::informer::InformerHealth;
 use crate::open_watches::OpenWatches;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
@@ -61,6 +62,7 @@ pub struct Metrics {
     webhook_connections_closed: Family<Labels, Counter>,
     webhook_certificate_expiry: Gauge,
     open_watches: OpenWatches,
+    informer_health: InformerHealth,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -94,6 +96,8 @@ impl Metrics {
         let webhook_certificate_expiry = Gauge::default();
         let open_watches = OpenWatches::new();
         open_watches.register(&mut registry);
+        let informer_health = InformerHealth::new();
+        informer_health.register(&mut registry);
         registry.register(
             "reconcile",
             "Reconciles by controller and result",
@@ -159,6 +163,7 @@ impl Metrics {
             webhook_connections_closed,
             webhook_certificate_expiry,
             open_watches,
+            informer_health,
         }
     }
 
@@ -167,6 +172,13 @@ impl Metrics {
     #[must_use]
     pub fn open_watches(&self) -> &OpenWatches {
         &self.open_watches
+    }
+
+    /// The lists and watch errors of the process's informers (`informer_lists_total{resource}`,
+    /// `informer_watch_errors_total{resource,reason}`): give it to [`crate::Informers::counted`].
+    #[must_use]
+    pub fn informer_health(&self) -> &InformerHealth {
+        &self.informer_health
     }
 
     /// The metrics handle of the controller `name` (its series start at zero).

@@ -17,6 +17,7 @@
     clippy::panic
 )]
 
+mod api_server_restart;
 mod audit_log;
 mod cloneset_bounds;
 mod cloneset_env;
@@ -134,6 +135,11 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("cloneset_rollout_survives_manager_restart", |c| {
         Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
+            c,
+        ))
+    }),
+    ("cloneset_survives_an_api_server_restart", |c| {
+        Box::pin(api_server_restart::cloneset_survives_an_api_server_restart(
             c,
         ))
     }),

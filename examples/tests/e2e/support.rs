@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail, ensure};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -148,6 +148,29 @@ impl Cluster {
     /// A path for a child's log file.
     pub fn log(&self, name: &str) -> PathBuf {
         self.log_dir.join(format!("{name}.log"))
+    }
+
+    /// Restarts the private control plane's kube-apiserver on the same port, down for at least `down`
+    /// (`scripts/control-plane.sh restart-apiserver`): every watch open before it is answered `410 Gone`
+    /// when it resumes. Fails against an external cluster.
+    pub async fn restart_api_server(&self, down: Duration) -> Result<()> {
+        let Some(run_dir) = self.run_dir.clone() else {
+            bail!("cannot restart the API server of an external cluster");
+        };
+        let output = Command::new(script())
+            .arg("restart-apiserver")
+            .arg(format!("{:.1}", down.as_secs_f64()))
+            .env("KRUISE_CP_DIR", &run_dir)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .context("running scripts/control-plane.sh restart-apiserver")?;
+        ensure!(
+            output.status.success(),
+            "restarting kube-apiserver failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        Ok(())
     }
 
     /// The run directory of a private control plane (for the signal handler).

@@ -33,6 +33,7 @@
 //! ```
 
 mod change;
+mod health;
 mod index;
 mod registry;
 
@@ -51,6 +52,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 pub use self::change::Change;
+pub use self::health::{InformerHealth, WatchErrorReason};
 use self::index::Index;
 pub use self::index::{IndexKeys, controller_uid};
 pub use self::registry::Informers;
@@ -354,13 +356,36 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
     where
         K: Debug + DeserializeOwned + Send + Sync,
     {
+        self.watch_counted(api, InformerHealth::new()).await;
+    }
+
+    /// [`Informer::watch`], counting every full list stored and every watch error in `health` (a watch
+    /// that cannot resume, `410 Gone`, makes the informer list again).
+    pub async fn watch_counted(self, api: Api<K>, health: InformerHealth)
+    where
+        K: Debug + DeserializeOwned + Send + Sync,
+    {
         let name = self.shared.name.clone();
         let events = watch_events(api, watcher::Config::default()).default_backoff();
         let mut events = std::pin::pin!(events);
         while let Some(event) = events.next().await {
             match event {
-                Ok(event) => self.apply(event),
-                Err(error) => tracing::warn!(informer = %name, %error, "watch failed; retrying"),
+                Ok(event) => {
+                    let listed = matches!(event, Event::InitDone);
+                    self.apply(event);
+                    if listed {
+                        health.count_list(&name);
+                    }
+                }
+                Err(error) => {
+                    let reason = WatchErrorReason::of(&error);
+                    health.count_error(&name, reason);
+                    if reason == WatchErrorReason::Gone {
+                        tracing::info!(informer = %name, %error, "watch expired; listing again");
+                    } else {
+                        tracing::warn!(informer = %name, %error, "watch failed; retrying");
+                    }
+                }
             }
         }
     }

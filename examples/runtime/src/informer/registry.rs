@@ -9,7 +9,7 @@ use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::task::AbortHandle;
 
-use super::Informer;
+use super::{Informer, InformerHealth};
 
 /// The informers of a process: [`Informers::get`] starts a kind's watch the
 /// first time it is asked for and hands out the same informer afterwards. Dropping the last clone stops
@@ -21,6 +21,7 @@ pub struct Informers {
 
 struct Registry {
     client: Client,
+    health: InformerHealth,
     informers: Mutex<HashMap<TypeId, Box<dyn Any + Send + Sync>>>,
     watches: Mutex<Vec<AbortHandle>>,
 }
@@ -41,9 +42,16 @@ impl Informers {
     /// No informer yet; watches will use `client`.
     #[must_use]
     pub fn new(client: Client) -> Self {
+        Self::counted(client, InformerHealth::new())
+    }
+
+    /// [`Informers::new`], every informer counting its lists and watch errors in `health`.
+    #[must_use]
+    pub fn counted(client: Client, health: InformerHealth) -> Self {
         Self {
             registry: Arc::new(Registry {
                 client,
+                health,
                 informers: Mutex::new(HashMap::new()),
                 watches: Mutex::new(Vec::new()),
             }),
@@ -74,11 +82,10 @@ impl Informers {
             return informer.clone();
         }
         let informer = Informer::<K>::new(K::plural(&()).into_owned());
-        let watch = tokio::spawn(
-            informer
-                .clone()
-                .watch(Api::all(self.registry.client.clone())),
-        );
+        let watch = tokio::spawn(informer.clone().watch_counted(
+            Api::all(self.registry.client.clone()),
+            self.registry.health.clone(),
+        ));
         self.registry
             .watches
             .lock()
