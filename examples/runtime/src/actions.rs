@@ -20,6 +20,8 @@ use std::time::Duration;
 
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Resource, ResourceExt};
+
+use crate::harness::object_key;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -94,14 +96,6 @@ pub fn is_not_found(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 404)
 }
 
-fn key<K: Resource>(object: &K) -> String {
-    format!(
-        "{}/{}",
-        object.namespace().unwrap_or_default(),
-        object.name_any()
-    )
-}
-
 /// Creates the object; 409 (it already exists) is a [`ActionError::Conflict`].
 ///
 /// # Errors
@@ -112,7 +106,7 @@ where
 {
     api.create(&PostParams::default(), object)
         .await
-        .map_err(|error| ActionError::from_kube(key(object), error))
+        .map_err(|error| ActionError::from_kube(object_key(object), error))
 }
 
 /// Replaces the object; it must carry the `resourceVersion` it was read at.
@@ -125,12 +119,12 @@ where
 {
     if object.resource_version().is_none() {
         return Err(ActionError::NoResourceVersion {
-            object: key(object),
+            object: object_key(object),
         });
     }
     api.replace(&object.name_any(), &PostParams::default(), object)
         .await
-        .map_err(|error| ActionError::from_kube(key(object), error))
+        .map_err(|error| ActionError::from_kube(object_key(object), error))
 }
 
 /// Replaces the whole status of `object` with `status` through the status subresource (a PUT of `object`
@@ -147,16 +141,16 @@ where
 {
     if object.resource_version().is_none() {
         return Err(ActionError::NoResourceVersion {
-            object: key(object),
+            object: object_key(object),
         });
     }
     let replaced = with_status(object, status).map_err(|error| ActionError::Api {
-        object: key(object),
+        object: object_key(object),
         source: kube::Error::SerdeError(error),
     })?;
     api.replace_status(&object.name_any(), &PostParams::default(), &replaced)
         .await
-        .map_err(|error| ActionError::from_kube(key(object), error))
+        .map_err(|error| ActionError::from_kube(object_key(object), error))
 }
 
 /// Merges `fields` (a JSON object of status fields) into the status of `object` through the status
@@ -176,7 +170,7 @@ where
 {
     let Some(resource_version) = object.resource_version() else {
         return Err(ActionError::NoResourceVersion {
-            object: key(object),
+            object: object_key(object),
         });
     };
     let patch = serde_json::json!({
@@ -189,7 +183,7 @@ where
         &Patch::Merge(&patch),
     )
     .await
-    .map_err(|error| ActionError::from_kube(key(object), error))
+    .map_err(|error| ActionError::from_kube(object_key(object), error))
 }
 
 /// `object` with its status replaced by `status` and without `managedFields` (the API server keeps its own).
@@ -257,7 +251,7 @@ where
     };
     match api.delete(&object.name_any(), &params).await {
         Ok(_) => Ok(()),
-        Err(error) => match ActionError::from_kube(key(object), error) {
+        Err(error) => match ActionError::from_kube(object_key(object), error) {
             ActionError::NotFound { .. } => Ok(()),
             other => Err(other),
         },

@@ -64,12 +64,6 @@ use super::controllers::{ControllerContext, ControllerError, ControllerFuture, M
 
 pub use self::error::ReconcileError;
 
-/// `namespace/name` of a CloneSet.
-#[must_use]
-pub fn key(cloneset: &CloneSet) -> String {
-    kruise_runtime::harness::object_key(cloneset)
-}
-
 /// How the CloneSet controller runs.
 #[derive(Clone, Debug)]
 pub struct CloneSetConfig {
@@ -249,7 +243,7 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
     )
     .inspect_ok(move |event| forget_deleted(&forgetting, event))
     .applied_objects()
-    .inspect_ok(move |cloneset| queued.queue.triggered(&key(cloneset)));
+    .inspect_ok(move |cloneset| queued.queue.triggered(&harness::object_key(cloneset)));
     tracing::info!(
         namespace = namespace.unwrap_or("(all)"),
         workers = config.workers,
@@ -330,14 +324,18 @@ mod tests {
             "spec": {"selector": {}, "template": {}},
         }))
         .unwrap();
-        assert_eq!(key(&cloneset), reference_key(&owner), "the same key");
+        assert_eq!(
+            harness::object_key(&cloneset),
+            reference_key(&owner),
+            "the same key"
+        );
         assert!(
             metrics
                 .encode()
                 .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 1")
         );
-        shared.queue.started(&key(&cloneset));
-        shared.queue.finished(&key(&cloneset));
+        shared.queue.started(&harness::object_key(&cloneset));
+        shared.queue.finished(&harness::object_key(&cloneset));
         assert!(
             metrics
                 .encode()

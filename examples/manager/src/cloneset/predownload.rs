@@ -22,6 +22,7 @@
 //! when the rollout completes. Jobs left behind by a manager that stopped at that moment finish and go
 //! after their TTL (600 s).
 
+use kruise_runtime::harness::object_key;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
@@ -133,7 +134,7 @@ pub async fn sync(
     update: &ControllerRevision,
     options: &UpdateOptions,
 ) -> Synced {
-    let key = super::key(cloneset);
+    let key = object_key(cloneset);
     let mut synced = Synced::default();
     let decision = match decide_for_revisions(cloneset, current, update, options) {
         Ok(Some(decision)) => decision,
@@ -206,7 +207,7 @@ pub async fn sync(
 /// Deletes the ImagePullJobs `cloneset` controls (its rollout completed). Returns how many were deleted;
 /// failures are logged.
 pub async fn delete_jobs(shared: &Shared, cloneset: &CloneSet) -> usize {
-    let key = super::key(cloneset);
+    let key = object_key(cloneset);
     let Some(uid) = cloneset.uid() else {
         return 0;
     };

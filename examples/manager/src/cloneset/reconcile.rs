@@ -18,14 +18,14 @@ use kruise_schedule::cloneset::{PlanInput, PodFactsCache, Revisions, Step, plan}
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 
-use kruise_runtime::harness::Retry;
+use kruise_runtime::harness::{Retry, object_key};
 
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
 use super::execute::{Subject, execute};
 use super::status;
-use super::watch::{key_of, object_key};
+use super::watch::{expectation_key, key_of};
 use super::{invalid_spec, predownload, revisions};
 use crate::actions;
 use crate::expectations::Operation;
@@ -44,7 +44,7 @@ pub async fn reconcile(
     cloneset: Arc<CloneSet>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
-    shared.queue.started(&super::key(&cloneset));
+    shared.queue.started(&object_key(cloneset.as_ref()));
     // Decide on the object as upstream's defaulting webhook would have stored it (this manager has no
     // CloneSet webhook): unset budgets, the pod template defaults (revision names are computed from the
     // defaulted template, as upstream's are), history limit. Set fields are never changed.
@@ -65,7 +65,7 @@ impl Retry for ReconcileError {
 
 fn missing(cloneset: &CloneSet, field: &'static str) -> ReconcileError {
     ReconcileError::Metadata {
-        cloneset: super::key(cloneset),
+        cloneset: object_key(cloneset),
         field,
     }
 }
@@ -86,7 +86,7 @@ async fn reconcile_with(
     uid: &str,
     facts: &mut PodFactsCache,
 ) -> Result<Action, ReconcileError> {
-    let key = super::key(cloneset);
+    let key = object_key(cloneset);
     let namespace = cloneset
         .namespace()
         .ok_or_else(|| missing(cloneset, "namespace"))?;
@@ -120,7 +120,7 @@ async fn reconcile_with(
     let update_name = ensured.revision.name_any();
     if ensured.created {
         // Wait for the cache to show it, unless the watch was faster than this line.
-        let revision_key = object_key("rev", ensured.revision.as_ref());
+        let revision_key = expectation_key("rev", ensured.revision.as_ref());
         shared.expect(uid, Operation::Create, &revision_key);
         if shared
             .revisions
@@ -138,7 +138,7 @@ async fn reconcile_with(
     {
         // Renumbered (a rollback to an older template): wait for the cache to show it next time.
         if let Some(version) = ensured.revision.resource_version() {
-            shared.expect_version(&object_key("rev", ensured.revision.as_ref()), &version);
+            shared.expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
         }
         *slot = Arc::clone(&ensured.revision);
     }
@@ -347,7 +347,7 @@ async fn truncate_history(
     live.insert(update);
     for revision in revisions::to_truncate(sorted, &live, cloneset.spec.revision_history_limit) {
         if let Err(error) = actions::delete(api, revision.as_ref()).await {
-            tracing::warn!(cloneset = %super::key(cloneset), revision = %revision.name_any(), %error, "truncating the revision history failed");
+            tracing::warn!(cloneset = %object_key(cloneset), revision = %revision.name_any(), %error, "truncating the revision history failed");
             return;
         }
     }

@@ -7,6 +7,7 @@
 //! The decisions are pure ([`choose_update`], [`current`], [`to_truncate`]); [`ensure_update`] carries
 //! out the choice against the API server.
 
+use kruise_runtime::harness::object_key;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -200,7 +201,7 @@ pub async fn ensure_update(
     cloneset: &CloneSet,
     sorted: &[Arc<ControllerRevision>],
 ) -> Result<Ensured, ReconcileError> {
-    let key = super::key(cloneset);
+    let key = object_key(cloneset);
     let mut collision_count = cloneset
         .status
         .as_ref()
@@ -248,7 +249,7 @@ pub async fn ensure_update(
                 )
                 .await
                 .map_err(|error| {
-                    action_error(ActionError::from_kube(object_key(existing), error))
+                    action_error(ActionError::from_kube(object_key(existing.as_ref()), error))
                 })?;
             Ok(Ensured {
                 revision: Arc::new(updated),
@@ -269,7 +270,10 @@ pub async fn ensure_update(
                     Err(ActionError::Conflict { .. }) => {
                         let name = candidate.name_any();
                         let existing = api.get_opt(&name).await.map_err(|error| {
-                            action_error(ActionError::from_kube(object_key(&candidate), error))
+                            action_error(ActionError::from_kube(
+                                object_key(candidate.as_ref()),
+                                error,
+                            ))
                         })?;
                         if let Some(existing) = existing
                             && equal(&existing, &candidate)
@@ -293,14 +297,6 @@ pub async fn ensure_update(
             })
         }
     }
-}
-
-fn object_key(revision: &ControllerRevision) -> String {
-    format!(
-        "{}/{}",
-        revision.namespace().unwrap_or_default(),
-        revision.name_any()
-    )
 }
 
 #[cfg(test)]

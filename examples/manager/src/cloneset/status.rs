@@ -2,6 +2,7 @@
 //! full replace carrying the `resourceVersion` it was computed from, so zero counts are written too and a
 //! concurrent change gives 409), and `scaleStrategy.podsToDelete` without the names of pods that are gone.
 
+use kruise_runtime::harness::object_key;
 use std::borrow::Borrow;
 use std::collections::HashSet;
 
@@ -27,7 +28,7 @@ pub async fn write_status(
     cloneset: &CloneSet,
     status: CloneSetStatus,
 ) -> Result<CloneSet, ActionError> {
-    let key = super::key(cloneset);
+    let key = object_key(cloneset);
     if cloneset.resource_version().is_none() {
         return Err(ActionError::NoResourceVersion { object: key });
     }
@@ -67,7 +68,7 @@ pub async fn write_pods_to_delete(
     cloneset: &CloneSet,
     live: &[String],
 ) -> Result<(), ActionError> {
-    let key = super::key(cloneset);
+    let key = object_key(cloneset);
     let Some(version) = cloneset.resource_version() else {
         return Err(ActionError::NoResourceVersion { object: key });
     };

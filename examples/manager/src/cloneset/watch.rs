@@ -54,7 +54,8 @@ pub fn observed<K: Resource>(
     gone: bool,
 ) -> Vec<(String, Operation, String)> {
     let seen = |operation: Operation| {
-        cloneset_owner(object).map(|(_, uid)| (uid.to_owned(), operation, object_key(kind, object)))
+        cloneset_owner(object)
+            .map(|(_, uid)| (uid.to_owned(), operation, expectation_key(kind, object)))
     };
     if gone {
         return seen(Operation::Delete).into_iter().collect();
@@ -107,7 +108,7 @@ where
                 Some(object)
             }
             Change::Deleted(object) => {
-                shared.forget_version(&object_key(kind, object.as_ref()));
+                shared.forget_version(&expectation_key(kind, object.as_ref()));
                 shared.observe_all(&observed(kind, object.as_ref(), true));
                 Some(object)
             }
@@ -118,7 +119,7 @@ where
 
 /// The key expectations use for an owned object: `<kind>/<namespace>/<name>`.
 #[must_use]
-pub fn object_key<K: Resource>(kind: &str, object: &K) -> String {
+pub fn expectation_key<K: Resource>(kind: &str, object: &K) -> String {
     key_of(
         kind,
         object.meta().namespace.as_deref().unwrap_or(""),
