@@ -128,23 +128,7 @@ async fn killed_during_the_pre_stop_hook(client: &Client, agents: &mut NodeAgent
     );
 
     agents.restart_daemon(0).await?;
-    let done = completed(client, NAMESPACE, "slow-hook", |_| Ok(())).await?;
-    ensure!(
-        states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
-        "states {:?}",
-        states(&done)
-    );
-    let after = wait_for("pod slow-hook Ready again", WAIT, || async {
-        let pod = pods.get("slow-hook").await?;
-        Ok(kruise_api::pod::is_ready(&pod).then_some(pod))
-    })
-    .await?;
-    ensure!(
-        status(&after, "main")?.restart_count == status(&before, "main")?.restart_count + 1,
-        "main restartCount {} -> {}: not recreated exactly once",
-        status(&before, "main")?.restart_count,
-        status(&after, "main")?.restart_count
-    );
+    let after = main_recreated_once(client, &before).await?;
     ensure!(
         id(&after, "main")? != id(&before, "main")?,
         "main kept its containerID"
@@ -166,8 +150,7 @@ async fn killed_during_the_pre_stop_hook(client: &Client, agents: &mut NodeAgent
         "the hook did not run to its end before the stop: {text:?}"
     );
     eprintln!("    preStop hook runs: {starts} started, {ends} ran to their end");
-    let port = agents.daemons.first().context("no daemon")?.1;
-    let (_, metrics) = http_get(port, "/metrics").await?;
+    let metrics = daemon_metrics(agents).await?;
     ensure!(
         metrics
             .lines()
@@ -222,25 +205,8 @@ async fn killed_during_a_forced_stop(client: &Client, agents: &mut NodeAgents) -
     )
     .await?;
     agents.restart_daemon(0).await?;
-    let done = completed(client, NAMESPACE, "slow-stop", |_| Ok(())).await?;
-    ensure!(
-        states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
-        "states {:?}",
-        states(&done)
-    );
-    let after = wait_for("pod slow-stop Ready", WAIT, || async {
-        let pod = pods.get("slow-stop").await?;
-        Ok(kruise_api::pod::is_ready(&pod).then_some(pod))
-    })
-    .await?;
-    ensure!(
-        status(&after, "main")?.restart_count == status(&before, "main")?.restart_count + 1,
-        "main restartCount {} -> {}: the new incarnation was killed again",
-        status(&before, "main")?.restart_count,
-        status(&after, "main")?.restart_count
-    );
-    let port = agents.daemons.first().context("no daemon")?.1;
-    let (_, metrics) = http_get(port, "/metrics").await?;
+    main_recreated_once(client, &before).await?;
+    let metrics = daemon_metrics(agents).await?;
     ensure!(
         !metrics
             .lines()
@@ -248,6 +214,38 @@ async fn killed_during_a_forced_stop(client: &Client, agents: &mut NodeAgents) -
         "the restarted daemon stopped a container:\n{metrics}"
     );
     Ok(())
+}
+
+/// Waits for the request named like pod `before` (for its container `main`) to complete with `main`
+/// `Succeeded`, and for the pod to be Ready again; checks that `main` was recreated exactly once. The pod
+/// as it is then.
+async fn main_recreated_once(client: &Client, before: &Pod) -> Result<Pod> {
+    let name = before.metadata.name.clone().unwrap_or_default();
+    let done = completed(client, NAMESPACE, &name, |_| Ok(())).await?;
+    ensure!(
+        states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
+        "states {:?}",
+        states(&done)
+    );
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let after = wait_for(&format!("pod {name} Ready again"), WAIT, || async {
+        let pod = pods.get(&name).await?;
+        Ok(kruise_api::pod::is_ready(&pod).then_some(pod))
+    })
+    .await?;
+    ensure!(
+        status(&after, "main")?.restart_count == status(before, "main")?.restart_count + 1,
+        "main restartCount {} -> {}: not recreated exactly once",
+        status(before, "main")?.restart_count,
+        status(&after, "main")?.restart_count
+    );
+    Ok(after)
+}
+
+/// The `/metrics` text of the (only) node's daemon.
+async fn daemon_metrics(agents: &NodeAgents) -> Result<String> {
+    let port = agents.daemons.first().context("no daemon")?.1;
+    Ok(http_get(port, "/metrics").await?.1)
 }
 
 /// The status of `tag` of image `name` in node `node`'s NodeImage, if reported.
