@@ -4,8 +4,11 @@
 //! (converted by [`kruise_runtime::cri::view::pod_view`]; found by kubelet's pod-UID label, so containers of other
 //! pods are never looked at or touched; containers whose runtime labels name another pod than the request's
 //! `namespace/spec.podName` make it refused, see [`super::pod_identity`]), executes the one kill decided per pass ([`super::kill`]), and writes
-//! the request's status with its `resourceVersion` (a conflict means a newer request: decide again). While a
-//! request is being worked on it is looked at again every second (the runtime sends no events).
+//! the request's status with its `resourceVersion` (a conflict means a newer request: decide again). A kill
+//! records itself in the status between the preStop hook and the stop ([`super::recorded_kill`]), so a
+//! daemon started again after dying mid-kill never stops a container twice (see the crate's "Restart and
+//! resume"). While a request is being worked on it is looked at again every second (the runtime sends no
+//! events).
 
 use kruise_runtime::actions::{is_conflict, is_not_found};
 use kruise_runtime::harness::object_key;
@@ -21,7 +24,9 @@ use kruise_api::apps::v1beta1::{
     ContainerRecreateRequest, ContainerRecreateRequestContainerRecreateState as RecreateState,
 };
 use kruise_api::keys::crr as keys;
-use kruise_lifecycle::container_recreate::daemon::{Decision, Step, before_manage, decide, pick};
+use kruise_lifecycle::container_recreate::daemon::{
+    Decision, Step, before_manage, decide, kill_still_applies, pick,
+};
 use kruise_lifecycle::container_recreate::runtime_view::PodView;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
@@ -31,10 +36,11 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 use tokio::sync::OnceCell;
 
-use super::kill::{kill_container, needs_pod_ip};
+use super::kill::{needs_pod_ip, run_pre_stop, stop_container};
 use super::metrics::DaemonMetrics;
 use super::pod_address::{self, PodIp};
 use super::pod_identity;
+use super::recorded_kill::{KillOutcome, KillSteps, kill_in_order};
 use kruise_runtime::cri::view::pod_view;
 use kruise_runtime::cri::{CriClient, CriError, labels};
 use kruise_runtime::shutdown::Shutdown;
@@ -210,14 +216,17 @@ async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Actio
     }
     let view = observe(context, &containers).await.map_err(runtime)?;
     let mut kill_errors = BTreeMap::new();
+    // The request as this pass last wrote it (a kill's record): later writes of the pass go on it.
+    let mut recorded: Option<ContainerRecreateRequest> = None;
     loop {
+        let target = recorded.as_ref().unwrap_or(crr);
         match decide(crr, &view, &kill_errors, Timestamp::now()) {
             Decision::Complete(message) => {
-                complete(context, crr, &message).await?;
+                complete(context, target, &message).await?;
                 return Ok(Action::await_change());
             }
             Decision::Patch(states) => {
-                write_states(context, crr, &states).await?;
+                write_states(context, target, &states).await?;
                 return Ok(Action::requeue(POLL));
             }
             Decision::Wait(after) => return Ok(Action::requeue(after.unwrap_or(POLL).min(POLL))),
@@ -235,22 +244,118 @@ async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Actio
                         "not looked up: the hook names its host or is not HTTP/TCP".into(),
                     )
                 };
-                match kill_container(&context.cri, crr, &name, &container_id, &pod_ip).await {
-                    Ok(()) => {
+                let mut steps = WorkerKill {
+                    context,
+                    crr: target,
+                    container: &name,
+                    container_id: &container_id,
+                    pod_ip: &pod_ip,
+                    states: &states_if_killed,
+                };
+                match kill_in_order(&mut steps).await? {
+                    KillOutcome::Stopped(_) => {
                         context.metrics.kill(true);
                         tracing::info!(crr = %object_key(crr), container = %name, id = %container_id, "killed container");
-                        write_states(context, crr, &states_if_killed).await?;
                         return Ok(Action::requeue(POLL));
                     }
-                    Err(error) => {
+                    KillOutcome::NotRecorded => {
+                        tracing::info!(crr = %object_key(crr), container = %name, "the request changed before the stop was recorded: not stopped, deciding again");
+                        return Ok(Action::requeue(POLL));
+                    }
+                    KillOutcome::StopFailed {
+                        recorded: written,
+                        error,
+                    } => {
                         context.metrics.kill(false);
                         tracing::warn!(crr = %object_key(crr), container = %name, %error, "killing the container failed");
+                        recorded = Some(written);
                         kill_errors.insert(name, error);
                     }
                 }
             }
         }
     }
+}
+
+/// One kill as the worker performs it ([`kill_in_order`]): the hook and the stop through CRI, the record
+/// written on `crr`'s version of the request.
+struct WorkerKill<'a> {
+    context: &'a Context,
+    crr: &'a ContainerRecreateRequest,
+    container: &'a str,
+    container_id: &'a str,
+    pod_ip: &'a PodIp,
+    states: &'a [RecreateState],
+}
+
+impl KillSteps for WorkerKill<'_> {
+    type Recorded = ContainerRecreateRequest;
+    type Error = CrrWorkerError;
+
+    async fn pre_stop(&mut self) -> Option<Duration> {
+        run_pre_stop(
+            &self.context.cri,
+            self.crr,
+            self.container,
+            self.container_id,
+            self.pod_ip,
+        )
+        .await
+    }
+
+    async fn record(&mut self) -> Result<Option<ContainerRecreateRequest>, CrrWorkerError> {
+        record_kill(self.context, self.crr, self.states).await
+    }
+
+    async fn stop(&mut self, hook_took: Option<Duration>) -> Result<(), String> {
+        stop_container(&self.context.cri, self.crr, self.container_id, hook_took).await
+    }
+}
+
+/// How many times a kill's record is written again on a newer version of the request after a conflict.
+pub const RECORD_ATTEMPTS: u32 = 5;
+
+/// Writes `states` (the record of a kill) on `crr`, conditional on its `resourceVersion`. On a conflict the
+/// request is read again and the record written on that version while the kill still applies to it
+/// ([`kill_still_applies`]; kruise-manager writes the same request, e.g. its container snapshot). The
+/// request as written, or `None` when the kill no longer applies or the request is gone.
+async fn record_kill(
+    context: &Context,
+    crr: &ContainerRecreateRequest,
+    states: &[RecreateState],
+) -> Result<Option<ContainerRecreateRequest>, CrrWorkerError> {
+    let api: Api<ContainerRecreateRequest> =
+        Api::namespaced(context.client.clone(), &crr.namespace().unwrap_or_default());
+    let kube_error = |source| CrrWorkerError::Kube {
+        crr: object_key(crr),
+        source,
+    };
+    let name = crr.name_any();
+    let mut version = crr.resource_version();
+    for _ in 0..RECORD_ATTEMPTS {
+        let patch = json!({
+            "metadata": {"resourceVersion": version},
+            "status": {"containerRecreateStates": states},
+        });
+        match api
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(written) => return Ok(Some(written)),
+            Err(error) if is_not_found(&error) => return Ok(None),
+            Err(error) if is_conflict(&error) => {
+                let Some(current) = api.get_opt(&name).await.map_err(kube_error)? else {
+                    return Ok(None);
+                };
+                if !kill_still_applies(crr, &current) {
+                    return Ok(None);
+                }
+                version = current.resource_version();
+            }
+            Err(source) => return Err(kube_error(source)),
+        }
+    }
+    Ok(None)
 }
 
 /// The runtime's view of `containers` (those of the request's pod).

@@ -8,7 +8,8 @@
 //! `resourceVersion` (a conflict: read it again and merge again), and not written at all when that copy
 //! shows the report is stale. A pull is only started once its `Pulling` report was written, so a pass
 //! decided on a watch cache that has not yet seen this daemon's last `Succeeded` neither undoes it nor
-//! pulls again.
+//! pulls again. A daemon that died during a pull leaves the tag `Pulling`: started again, it reads that as
+//! still to do and pulls it again (see the crate's "Restart and resume").
 
 use kruise_runtime::actions::is_conflict;
 use std::collections::BTreeMap;

@@ -1,8 +1,9 @@
 //! How kruise-daemon kills one container of a ContainerRecreateRequest, as kubelet's `killContainer` does:
-//! the request's preStop hook first (exec through CRI `ExecSync`, HTTP GET ([`super::http_hook`]) or TCP
-//! connect, to the hook's host or else the pod's IP ([`super::pod_address`]), bounded by the grace period),
-//! then CRI `StopContainer` with the grace that is left (at least 2 s) as its timeout, so the runtime sends
-//! SIGTERM and SIGKILL after that timeout.
+//! the request's preStop hook first ([`run_pre_stop`]: exec through CRI `ExecSync`, HTTP GET
+//! ([`super::http_hook`]) or TCP connect, to the hook's host or else the pod's IP ([`super::pod_address`]),
+//! bounded by the grace period), then CRI `StopContainer` with the grace that is left (at least 2 s) as its
+//! timeout ([`stop_container`]), so the runtime sends SIGTERM and SIGKILL after that timeout. Between the two
+//! the worker records the stop in the request's status ([`super::recorded_kill`]).
 
 use std::time::{Duration, Instant};
 
@@ -41,48 +42,56 @@ pub fn needs_pod_ip(crr: &ContainerRecreateRequest, container: &str) -> bool {
         })
 }
 
-/// Runs the preStop hook of `container` (if any) and stops the incarnation `container_id`. `pod_ip` is
-/// where HTTP and TCP hooks that name no host connect.
-///
-/// # Errors
-/// The stop failed (a failing hook is logged and the stop goes on, like kubelet).
-pub async fn kill_container(
+/// Runs the preStop hook of `container` (if it has one and the grace period is positive) against the
+/// incarnation `container_id`, bounded by the grace period: how long it took (`None`: no hook ran). `pod_ip`
+/// is where HTTP and TCP hooks that name no host connect. A failing hook is logged and the kill goes on,
+/// like kubelet.
+pub async fn run_pre_stop(
     cri: &CriClient,
     crr: &ContainerRecreateRequest,
     container: &str,
     container_id: &str,
     pod_ip: &PodIp,
-) -> Result<(), String> {
-    let grace = Grace::of(crr);
-    let hook = crr
+) -> Option<Duration> {
+    let budget = Grace::of(crr).hook_budget()?;
+    let (hook, ports) = crr
         .spec
         .containers
         .iter()
         .find(|c| c.name == container)
-        .and_then(|c| c.pre_stop.as_ref().map(|hook| (hook, c.ports.as_slice())));
-    let mut took = None;
-    if let (Some((hook, ports)), Some(budget)) = (hook, grace.hook_budget()) {
-        let started = Instant::now();
-        let target = HookTarget {
-            crr: object_key(crr),
+        .and_then(|c| c.pre_stop.as_ref().map(|hook| (hook, c.ports.as_slice())))?;
+    let started = Instant::now();
+    let target = HookTarget {
+        crr: object_key(crr),
+        container,
+        container_id,
+        ports,
+        pod_ip,
+    };
+    let outcome = tokio::time::timeout(budget, run_hook(cri, hook, &target, budget)).await;
+    match outcome {
+        Ok(Ok(())) => tracing::info!(container, "preStop hook done"),
+        Ok(Err(error)) => tracing::warn!(container, %error, "preStop hook failed"),
+        Err(_) => tracing::warn!(
             container,
-            container_id,
-            ports,
-            pod_ip,
-        };
-        let outcome = tokio::time::timeout(budget, run_hook(cri, hook, &target, budget)).await;
-        match outcome {
-            Ok(Ok(())) => tracing::info!(container, "preStop hook done"),
-            Ok(Err(error)) => tracing::warn!(container, %error, "preStop hook failed"),
-            Err(_) => tracing::warn!(
-                container,
-                ?budget,
-                "preStop hook did not finish in the grace period"
-            ),
-        }
-        took = Some(started.elapsed());
+            ?budget,
+            "preStop hook did not finish in the grace period"
+        ),
     }
-    cri.stop_container(container_id, grace.stop_timeout(took))
+    Some(started.elapsed())
+}
+
+/// Stops the incarnation `container_id` with the grace left after a preStop hook that took `hook_took`.
+///
+/// # Errors
+/// The runtime's error when the stop failed.
+pub async fn stop_container(
+    cri: &CriClient,
+    crr: &ContainerRecreateRequest,
+    container_id: &str,
+    hook_took: Option<Duration>,
+) -> Result<(), String> {
+    cri.stop_container(container_id, Grace::of(crr).stop_timeout(hook_took))
         .await
         .map_err(|error| error.to_string())
 }

@@ -2,7 +2,7 @@
 //! runtime over a unix socket (`--cri-endpoint`) and watches only what concerns its node:
 //!
 //! * [`crr`]: the ContainerRecreateRequests labelled with its node (and still active): recreates the named
-//!   containers of their pods ([`kill`]); the containers of pods that are not the subject of a request are
+//!   containers of their pods ([`kill`], in the order of [`recorded_kill`]); the containers of pods that are not the subject of a request are
 //!   never touched, and a request whose pod-UID label points at another pod than the one it names is refused
 //!   ([`pod_identity`]); preStop HTTP and TCP hooks without a host go to the pod's IP ([`pod_address`],
 //!   [`http_hook`]);
@@ -12,6 +12,28 @@
 //!   Secrets the daemon may read;
 //! * [`metrics`] and the HTTP endpoints `/healthz` (the runtime answers `Version`), `/readyz` and
 //!   `/metrics` on `--health-bind-address`.
+//!
+//! # Restart and resume
+//!
+//! The daemon keeps no state of its own: what it has done is in the API server (the requests' and the
+//! NodeImage's status) and in the runtime (which incarnation of each container runs, which images are
+//! there). Killed at any point (SIGKILL included) and started again, it lists its requests and its NodeImage
+//! and decides from them as on any pass (containerd ends the exec of a hook whose caller went away). What
+//! is repeated, what is not, and why that is safe:
+//!
+//! * a container kill interrupted before its stop was recorded (during the preStop hook): the same
+//!   incarnation still runs and nothing says it was stopped, so the kill starts over, the hook included
+//!   (from its start, with the whole grace period). Hooks are delivered at least once, as Kubernetes'
+//!   lifecycle hooks are, so their handlers must tolerate a second call;
+//! * a kill whose stop was recorded ([`recorded_kill`]: the container `Recreating` with `isKilled` is
+//!   written before `StopContainer`): a newer incarnation is the recreated container and is never stopped,
+//!   not even under `forceRecreate`; if the stop never took effect, the same incarnation is stopped again
+//!   (once more through its hook). A container is thus recreated once per request;
+//! * container states already `Succeeded` or `Failed`, and completed requests, are final: never redone;
+//! * an image pull interrupted while its tag is `Pulling`: that status reads as still to do, so the tag is
+//!   reported `Pulling` again and pulled again (the layers already downloaded stay in the runtime's content
+//!   store); with `IfNotPresent` an image that finished pulling before the kill is reported `Succeeded` at
+//!   once. A tag reported `Succeeded` or `Failed` for its version is never pulled again.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,6 +56,7 @@ pub mod kill;
 pub mod metrics;
 pub mod pod_address;
 pub mod pod_identity;
+pub mod recorded_kill;
 
 use std::net::SocketAddr;
 

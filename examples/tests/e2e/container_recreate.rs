@@ -80,12 +80,18 @@ fn with_pre_stop(mut container: Value) -> Value {
     container
 }
 
-fn container(name: &str, image: &str) -> Value {
+pub(crate) fn container(name: &str, image: &str) -> Value {
     json!({"name": name, "image": image, "command": ["sh", "-c", SERVE]})
 }
 
-async fn running_pod(client: &Client, name: &str, containers: Value, extra: Value) -> Result<Pod> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+pub(crate) async fn running_pod(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    containers: Value,
+    extra: Value,
+) -> Result<Pod> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     let mut spec = json!({"containers": containers, "terminationGracePeriodSeconds": 5});
     if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
         spec.extend(extra.clone());
@@ -102,7 +108,7 @@ async fn running_pod(client: &Client, name: &str, containers: Value, extra: Valu
     .await
 }
 
-fn status<'a>(pod: &'a Pod, name: &str) -> Result<&'a ContainerStatus> {
+pub(crate) fn status<'a>(pod: &'a Pod, name: &str) -> Result<&'a ContainerStatus> {
     pod.status
         .as_ref()
         .and_then(|status| status.container_statuses.as_ref())
@@ -110,17 +116,18 @@ fn status<'a>(pod: &'a Pod, name: &str) -> Result<&'a ContainerStatus> {
         .with_context(|| format!("no status for container {name}"))
 }
 
-fn id(pod: &Pod, name: &str) -> Result<String> {
+pub(crate) fn id(pod: &Pod, name: &str) -> Result<String> {
     Ok(status(pod, name)?.container_id.clone().unwrap_or_default())
 }
 
 /// Creates the request once the webhook acts on it; returns it and when it was created.
-async fn create_crr(
+pub(crate) async fn create_crr(
     client: &Client,
+    namespace: &str,
     name: &str,
     spec: Value,
 ) -> Result<(ContainerRecreateRequest, Instant)> {
-    let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
+    let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), namespace);
     let crr: ContainerRecreateRequest = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
         "metadata": {"name": name}, "spec": spec,
@@ -148,12 +155,13 @@ async fn create_crr(
 }
 
 /// Waits for the request to complete, calling `observe` on every version seen.
-async fn completed(
+pub(crate) async fn completed(
     client: &Client,
+    namespace: &str,
     name: &str,
     mut observe: impl FnMut(&ContainerRecreateRequest) -> Result<()>,
 ) -> Result<ContainerRecreateRequest> {
-    let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
+    let api: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), namespace);
     let deadline = Instant::now() + WAIT;
     loop {
         let crr = api.get(name).await?;
@@ -174,7 +182,7 @@ async fn completed(
     }
 }
 
-fn states(crr: &ContainerRecreateRequest) -> Vec<(String, String, bool)> {
+pub(crate) fn states(crr: &ContainerRecreateRequest) -> Vec<(String, String, bool)> {
     crr.status
         .iter()
         .flat_map(|status| status.container_recreate_states.iter())
@@ -192,6 +200,7 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let before = running_pod(
         client,
+        NAMESPACE,
         "one",
         json!([
             with_pre_stop(container("main", BUSYBOX)),
@@ -202,6 +211,7 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
     .await?;
     let (crr, started) = create_crr(
         client,
+        NAMESPACE,
         "restart-main",
         json!({"podName": "one", "containers": [{"name": "main"}]}),
     )
@@ -223,7 +233,7 @@ async fn restarts_exactly_the_named_container(client: &Client) -> Result<()> {
         context.container_id == id(&before, "main")?,
         "statusContext {context:?}"
     );
-    let done = completed(client, "restart-main", |_| Ok(())).await?;
+    let done = completed(client, NAMESPACE, "restart-main", |_| Ok(())).await?;
     let latency = started.elapsed();
     ensure!(
         states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
@@ -292,6 +302,7 @@ async fn ordered_recreate(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let before = running_pod(
         client,
+        NAMESPACE,
         "ordered",
         json!([container("a", BUSYBOX), container("b", BUSYBOX)]),
         json!({}),
@@ -299,6 +310,7 @@ async fn ordered_recreate(client: &Client) -> Result<()> {
     .await?;
     create_crr(
         client,
+        NAMESPACE,
         "ordered",
         json!({"podName": "ordered", "containers": [{"name": "a"}, {"name": "b"}],
             "strategy": {"orderedRecreate": true}}),
@@ -306,7 +318,7 @@ async fn ordered_recreate(client: &Client) -> Result<()> {
     .await?;
     let mut b_killed_while_a_unfinished = false;
     let mut a_succeeded_seen = false;
-    let done = completed(client, "ordered", |crr| {
+    let done = completed(client, NAMESPACE, "ordered", |crr| {
         let states = states(crr);
         let phase = |name: &str| {
             states
@@ -367,6 +379,7 @@ async fn failure_policy_fail(client: &Client) -> Result<()> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
     let before = running_pod(
         client,
+        NAMESPACE,
         "failing",
         json!([container("bad", BADSTOP), container("good", BUSYBOX)]),
         json!({}),
@@ -374,12 +387,13 @@ async fn failure_policy_fail(client: &Client) -> Result<()> {
     .await?;
     create_crr(
         client,
+        NAMESPACE,
         "failing",
         json!({"podName": "failing", "containers": [{"name": "bad"}, {"name": "good"}],
             "strategy": {"failurePolicy": "Fail"}}),
     )
     .await?;
-    let done = completed(client, "failing", |_| Ok(())).await?;
+    let done = completed(client, NAMESPACE, "failing", |_| Ok(())).await?;
     let recreate = &done
         .status
         .as_ref()
@@ -445,6 +459,7 @@ async fn unready_grace(client: &Client) -> Result<()> {
     let old_id = id(&before, "main")?;
     create_crr(
         client,
+        NAMESPACE,
         "graceful",
         json!({"podName": "graceful", "containers": [{"name": "main"}],
             "strategy": {"unreadyGracePeriodSeconds": 3}}),
@@ -467,7 +482,7 @@ async fn unready_grace(client: &Client) -> Result<()> {
         status(&not_ready, "main")?.ready,
         "main was not running when the pod went NotReady"
     );
-    let done = completed(client, "graceful", |_| Ok(())).await?;
+    let done = completed(client, NAMESPACE, "graceful", |_| Ok(())).await?;
     let grace = done
         .status
         .as_ref()
@@ -527,9 +542,10 @@ async fn http_hook_without_host(client: &Client, agents: &NodeAgents) -> Result<
     let port = node_local.local_addr()?.port();
     let mut main = container("main", BUSYBOX);
     main["lifecycle"] = json!({"preStop": {"httpGet": {"path": "/admin/stop", "port": port}}});
-    let before = running_pod(client, "hooked", json!([main]), json!({})).await?;
+    let before = running_pod(client, NAMESPACE, "hooked", json!([main]), json!({})).await?;
     let (crr, _) = create_crr(
         client,
+        NAMESPACE,
         "http-hook",
         json!({"podName": "hooked", "containers": [{"name": "main"}]}),
     )
@@ -542,7 +558,7 @@ async fn http_hook_without_host(client: &Client, agents: &NodeAgents) -> Result<
         "the webhook did not copy the httpGet hook: {:?}",
         crr.spec.containers
     );
-    let done = completed(client, "http-hook", |_| Ok(())).await?;
+    let done = completed(client, NAMESPACE, "http-hook", |_| Ok(())).await?;
     ensure!(
         states(&done) == [("main".to_owned(), "Succeeded".to_owned(), true)],
         "states {:?}",

@@ -27,6 +27,7 @@ mod cloneset_rollout;
 mod cloneset_scale;
 mod container_recreate;
 mod crds;
+mod daemon_restart;
 mod identities;
 mod image_pull;
 mod jobs;
@@ -34,6 +35,7 @@ mod leader;
 mod leader_frozen;
 mod manager_process;
 mod node_agents;
+mod registry_gate;
 mod sidecar_terminator;
 mod sidecarset;
 mod sidecarset_measure;
@@ -88,6 +90,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("daemon_pulls_images", |c| {
         Box::pin(image_pull::daemon_pulls_images(c))
+    }),
+    ("daemon_killed_mid_request_resumes", |c| {
+        Box::pin(daemon_restart::daemon_killed_mid_request_resumes(c))
     }),
     ("job_with_sidecar_completes", |c| {
         Box::pin(sidecar_terminator::job_with_sidecar_completes(c))

@@ -2,6 +2,8 @@
 //! `scripts/containerd.sh` in a private run directory, stopped at the end), the node simulator in its
 //! containerd-backed mode, kruise-manager (the binary: webhooks and controllers) and one kruise-daemon
 //! process per node, acting as its ServiceAccount with the RBAC of the manifests ([`crate::identities`]).
+//! A node's daemon can be killed (SIGKILL) and started again with the same arguments
+//! ([`NodeAgents::kill_daemon`], [`NodeAgents::restart_daemon`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -189,6 +191,10 @@ pub struct NodeAgents {
     pub nodes: Vec<String>,
     /// The kruise-daemon processes, one per node, with their health ports.
     pub daemons: Vec<(Process, u16)>,
+    /// How each daemon was started (same order as `daemons`), to start it again.
+    launches: Vec<DaemonLaunch>,
+    /// The logs of daemon processes that were killed and replaced.
+    replaced_logs: Vec<PathBuf>,
     manager: ManagerProcess,
     /// Whether [`Self::stop_manager`] already stopped the manager.
     manager_stopped: bool,
@@ -260,29 +266,32 @@ impl NodeAgents {
             }
         });
         let mut daemons = Vec::new();
+        let mut launches = Vec::new();
         // The daemons run with the manifest's ServiceAccount and roles, not the suite's admin token.
         let daemon_kubeconfig = crate::identities::daemon_kubeconfig(cluster).await?;
         for (node, endpoint) in &runtime.endpoints {
             let port = free_port()?;
-            let args = vec![
-                format!("--node-name={node}"),
-                format!("--cri-endpoint={endpoint}"),
-                format!("--health-bind-address=127.0.0.1:{port}"),
-            ];
-            // `KRUISE_E2E_DAEMON_BIN` runs another build (a release one, to measure it).
-            let program = std::env::var("KRUISE_E2E_DAEMON_BIN")
-                .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kruise-daemon").to_owned());
-            let process = Process::spawn(
-                &program,
-                &args,
-                &daemon_kubeconfig,
-                cluster.log(&format!("daemon-{node}")),
-            )?;
-            daemons.push((process, port));
+            let launch = DaemonLaunch {
+                // `KRUISE_E2E_DAEMON_BIN` runs another build (a release one, to measure it).
+                program: std::env::var("KRUISE_E2E_DAEMON_BIN")
+                    .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kruise-daemon").to_owned()),
+                args: vec![
+                    format!("--node-name={node}"),
+                    format!("--cri-endpoint={endpoint}"),
+                    format!("--health-bind-address=127.0.0.1:{port}"),
+                ],
+                kubeconfig: daemon_kubeconfig.clone(),
+                log: cluster.log(&format!("daemon-{node}")),
+                starts: 1,
+            };
+            daemons.push((launch.spawn(launch.log.clone())?, port));
+            launches.push(launch);
         }
         let agents = Self {
             nodes: names,
             daemons,
+            launches,
+            replaced_logs: Vec::new(),
             manager,
             manager_stopped: false,
             simulator: Some((stop, simulator)),
@@ -290,21 +299,40 @@ impl NodeAgents {
         };
         agents.manager.wait_ready().await?;
         for (_, port) in &agents.daemons {
-            let port = *port;
-            wait_for(
-                "kruise-daemon /healthz",
-                Duration::from_secs(30),
-                || async {
-                    Ok(http_get(port, "/healthz")
-                        .await
-                        .ok()
-                        .filter(|(code, _)| *code == 200)
-                        .map(|_| ()))
-                },
-            )
-            .await?;
+            daemon_healthy(*port).await?;
         }
         Ok(Some(agents))
+    }
+
+    /// Kills the daemon of node number `index` at once (SIGKILL: no graceful stop, nothing it was doing
+    /// is finished) and waits for it to be gone.
+    pub async fn kill_daemon(&mut self, index: usize) -> Result<()> {
+        let (daemon, _) = self
+            .daemons
+            .get_mut(index)
+            .with_context(|| format!("no daemon number {index}"))?;
+        daemon.child.kill().await.context("killing kruise-daemon")
+    }
+
+    /// Starts the daemon of node number `index` again, with the arguments (node, runtime endpoint, health
+    /// port) and identity it had, and waits for its `/healthz`. Its output goes to a new log,
+    /// `daemon-NODE-start-N.log`; the old one is kept with the scenario's logs.
+    pub async fn restart_daemon(&mut self, index: usize) -> Result<()> {
+        let launch = self
+            .launches
+            .get_mut(index)
+            .with_context(|| format!("no daemon number {index}"))?;
+        launch.starts += 1;
+        let stem = launch.log.with_extension("");
+        let log = PathBuf::from(format!("{}-start-{}.log", stem.display(), launch.starts));
+        let process = launch.spawn(log)?;
+        let (daemon, port) = self
+            .daemons
+            .get_mut(index)
+            .with_context(|| format!("no daemon number {index}"))?;
+        let old = std::mem::replace(daemon, process);
+        self.replaced_logs.push(old.log.clone());
+        daemon_healthy(*port).await
     }
 
     /// Stops kruise-manager before the end of the scenario (gracefully, checking its exit), for checks of
@@ -369,6 +397,7 @@ impl NodeAgents {
             Err(error) => {
                 kept.push(self.manager.process.log.clone());
                 kept.extend(self.daemons.iter().map(|(daemon, _)| daemon.log.clone()));
+                kept.extend(self.replaced_logs.iter().cloned());
                 kept.sort();
                 eprintln!("{tails}");
                 eprintln!("    logs kept for this scenario:");
@@ -381,4 +410,37 @@ impl NodeAgents {
             }
         }
     }
+}
+
+/// How a kruise-daemon was started: enough to start it again the same way.
+struct DaemonLaunch {
+    program: String,
+    args: Vec<String>,
+    kubeconfig: PathBuf,
+    /// The first process's log.
+    log: PathBuf,
+    /// How many processes were started so far.
+    starts: u32,
+}
+
+impl DaemonLaunch {
+    fn spawn(&self, log: PathBuf) -> Result<Process> {
+        Process::spawn(&self.program, &self.args, &self.kubeconfig, log)
+    }
+}
+
+/// Waits for a daemon's `/healthz` on `port` to answer 200.
+async fn daemon_healthy(port: u16) -> Result<()> {
+    wait_for(
+        "kruise-daemon /healthz",
+        Duration::from_secs(30),
+        || async {
+            Ok(http_get(port, "/healthz")
+                .await
+                .ok()
+                .filter(|(code, _)| *code == 200)
+                .map(|_| ()))
+        },
+    )
+    .await
 }

@@ -5,7 +5,8 @@
 //! * [`pick`]: which request of a pod to work on (phase weight, then age) and which to mark `Pending`;
 //! * [`before_manage`]: set `Recreating` first, then honour the unready grace;
 //! * [`decide`]: the per-container states from the runtime, and the next thing to do: write the states,
-//!   kill one container (one kill per pass), or complete the request.
+//!   kill one container (one kill per pass), or complete the request;
+//! * [`kill_still_applies`]: whether a kill may still be recorded on a newer version of the request.
 //!
 //! ```
 //! use kruise_api::apps::v1beta1::ContainerRecreateRequest;
@@ -308,13 +309,17 @@ pub enum Decision {
     Complete(String),
     /// Write `status.containerRecreateStates`.
     Patch(Vec<RecreateState>),
-    /// Kill this container (then write `states_if_killed`; on failure call [`decide`] again with the error).
+    /// Kill this container: its preStop hook, then write `states_if_killed` (see [`kill_still_applies`] when
+    /// that write conflicts), then stop it; when the stop fails, call [`decide`] again on the same request
+    /// with the error (and write the result on the request as recorded).
     Kill {
         /// The container's name.
         name: String,
         /// The runtime's ID of the incarnation to stop (no `<runtime>://` prefix).
         container_id: String,
-        /// The states to write once the kill succeeded (this container `Recreating` and killed).
+        /// The states that record the kill (this container `Recreating` and killed), written before the
+        /// stop so that a daemon that dies during the stop knows, once started again, that a newer
+        /// incarnation is the recreated container.
         states_if_killed: Vec<RecreateState>,
     },
     /// Nothing to write; look again after this long (`minStartedSeconds`), or when something changes.
@@ -401,6 +406,27 @@ pub fn decide(
     }
     let min_started = u64::try_from(strategy.min_started_seconds).unwrap_or_default();
     Decision::Wait((min_started > 0).then(|| Duration::from_secs(min_started)))
+}
+
+/// Whether a kill decided on `decided_on` may still be recorded on `current`, a newer version of the same
+/// request read after the record's write conflicted: the same object (UID), not finished or deleting, still
+/// `Recreating`, and the same container states (only the daemon writes them; kruise-manager's writes, such as
+/// the container snapshot, do not change the decision).
+#[must_use]
+pub fn kill_still_applies(
+    decided_on: &ContainerRecreateRequest,
+    current: &ContainerRecreateRequest,
+) -> bool {
+    let states = |crr: &ContainerRecreateRequest| {
+        crr.status
+            .as_ref()
+            .map(|status| status.container_recreate_states.clone())
+            .unwrap_or_default()
+    };
+    decided_on.metadata.uid == current.metadata.uid
+        && !finished(current)
+        && phase(current) == Phase::Recreating
+        && states(current) == states(decided_on)
 }
 
 /// Upstream's `newRuntimeManager` checks: every container has a status context whose container ID names a

@@ -511,3 +511,90 @@ fn grace_follows_kubelet() {
     assert_eq!((zero.hook_budget(), zero.stop_timeout(None)), (None, 2));
     assert_eq!(Grace::of(&crr(json!({}), json!({}))).seconds, 30);
 }
+
+/// What a daemon started again decides from the request and the runtime alone, for every point at which
+/// the previous one may have died during a kill of `a` (the kill is recorded between the hook and the stop).
+#[test]
+fn a_restarted_daemon_resumes_from_the_recorded_kill() {
+    let now = ts("2024-05-01T10:00:20Z");
+    let not_recorded = [
+        st("a", Phase::Pending, false),
+        st("b", Phase::Pending, false),
+    ];
+    let recorded = [
+        st("a", Phase::Recreating, true),
+        st("b", Phase::Pending, false),
+    ];
+    let a_restarted = view(vec![
+        running("a", "a1", 1, "2024-05-01T10:00:05Z"),
+        running("b", "b0", 0, "2024-05-01T09:00:00Z"),
+    ]);
+    for strategy in [json!({}), json!({"forceRecreate": true})] {
+        // Died during the hook: not recorded, not stopped: the kill starts over.
+        assert!(
+            matches!(
+                decide(&with_states(strategy.clone(), &not_recorded), &untouched(), &BTreeMap::new(), now),
+                Decision::Kill { ref name, ref container_id, .. } if name == "a" && container_id == "a0"
+            ),
+            "{strategy}"
+        );
+        // Died during the stop, which never took effect: the same incarnation is stopped again.
+        assert_eq!(
+            decide(
+                &with_states(strategy.clone(), &recorded),
+                &untouched(),
+                &BTreeMap::new(),
+                now
+            ),
+            Decision::Patch(vec![
+                st("a", Phase::Pending, true),
+                st("b", Phase::Pending, false)
+            ]),
+            "{strategy}"
+        );
+        // Died during the stop, which took effect, and kubelet restarted the container: the new
+        // incarnation is the recreated one, never killed again (not even with forceRecreate); b is next.
+        assert!(
+            matches!(
+                decide(&with_states(strategy.clone(), &recorded), &a_restarted, &BTreeMap::new(), now),
+                Decision::Kill { ref name, .. } if name == "b"
+            ),
+            "{strategy}"
+        );
+    }
+}
+
+#[test]
+fn a_kill_is_recorded_only_on_an_undecided_newer_version() {
+    let pending = [
+        st("a", Phase::Pending, false),
+        st("b", Phase::Pending, false),
+    ];
+    let mut decided_on = with_states(json!({}), &pending);
+    decided_on.metadata.uid = Some("u1".into());
+    let mut snapshot_synced = decided_on.clone();
+    snapshot_synced.metadata.resource_version = Some("2".into());
+    assert!(kill_still_applies(&decided_on, &snapshot_synced));
+    let mut states_changed = decided_on.clone();
+    if let Some(status) = states_changed.status.as_mut() {
+        status.container_recreate_states[0].is_killed = true;
+    }
+    assert!(!kill_still_applies(&decided_on, &states_changed));
+    let mut completed = decided_on.clone();
+    if let Some(status) = completed.status.as_mut() {
+        status.phase = Phase::Completed;
+        status.completion_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(ts(
+            "2024-05-01T10:00:30Z",
+        )));
+    }
+    assert!(!kill_still_applies(&decided_on, &completed));
+    let mut deleting = decided_on.clone();
+    deleting.metadata.deletion_timestamp = completed
+        .status
+        .as_ref()
+        .and_then(|status| status.completion_time.clone());
+    assert!(!kill_still_applies(&decided_on, &deleting));
+    let mut recreated_object = decided_on.clone();
+    recreated_object.metadata.uid = Some("u2".into());
+    assert!(!kill_still_applies(&decided_on, &recreated_object));
+}
