@@ -7,7 +7,8 @@
 //! MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (caBundle included, and written again
 //! when the serving certificate is renewed or reloaded) and runs the registered controllers
 //! ([`controllers`]), writing through a [`WriteFence`] that shuts as soon as the lease may no longer be its
-//! own (a frozen process waking up finds it shut). When leadership is lost it aborts them at once (no
+//! own (a frozen process waking up finds it shut), over connections of their own that send no byte once it
+//! is shut ([`Manager::with_fenced_connections`]). When leadership is lost it aborts them at once (no
 //! drain: a standby may already lead); on SIGINT/SIGTERM it drains them and releases the lease; when a
 //! controller ends on its own or a webhook configuration cannot be written within
 //! [`leading::WEBHOOK_CONFIGURATION_WITHIN`], `/healthz` fails and the lease is released.
@@ -29,8 +30,12 @@
 //! let options = Cli::parse_from(["kruise-manager", "--webhook-url=https://127.0.0.1:9876/mutate-pod"]).options;
 //! let (trigger, signal) = shutdown::channel();
 //! trigger.on_signals();
-//! let client = kube::Client::try_default().await?;
-//! Manager::new(options, ControllerSet::new()).run(client, signal).await?;
+//! let config = kube::Config::infer().await?;
+//! let client = kube::Client::try_from(config.clone())?;
+//! Manager::new(options, ControllerSet::new())
+//!     .with_fenced_connections(config)
+//!     .run(client, signal)
+//!     .await?;
 //! # Ok(()) }
 //! ```
 
@@ -89,6 +94,7 @@ use kruise_api::readiness_gates::GateOptions;
 use kruise_runtime::Informers;
 use kruise_runtime::shutdown::{self, Shutdown};
 use kruise_runtime::write_fence::WriteFence;
+use kruise_runtime::write_fence::pool::FencedPoolError;
 /// The runtime layer every controller here is built on (re-exported under the paths controllers use).
 pub use kruise_runtime::{actions, controllers, expectations, metrics, queue_depth};
 
@@ -132,6 +138,9 @@ pub enum ManagerError {
     /// written); `/healthz` failed and the lease was released.
     #[error("the leader's work failed: {0}")]
     LeaderWorkFailed(String),
+    /// The leader's fenced connection pool ([`Manager::with_fenced_connections`]) could not be set up.
+    #[error(transparent)]
+    FencedPool(#[from] FencedPoolError),
 }
 
 /// kruise-manager with its options and controllers.
@@ -139,6 +148,7 @@ pub struct Manager {
     options: ManagerOptions,
     controllers: ControllerSet,
     metrics: Metrics,
+    fenced_connections: Option<kube::Config>,
 }
 
 impl Manager {
@@ -149,11 +159,25 @@ impl Manager {
             options,
             controllers,
             metrics: Metrics::new(),
+            fenced_connections: None,
         }
     }
 
+    /// The leader (with `--leader-elect`) writes over a connection pool of its own, built from `config`
+    /// like the client given to [`run`](Self::run) (same server, credentials and user agent), whose
+    /// connections send no byte once the term's [`WriteFence`] is shut: a request that passed the fence
+    /// just before the process froze is not sent when it wakes after its lease
+    /// ([`kruise_runtime::write_fence`]). Without it (a manager given only a client), the leader's writes
+    /// are fenced per request only. The elector, the informers and the webhooks keep using the client.
+    #[must_use]
+    pub fn with_fenced_connections(mut self, config: kube::Config) -> Self {
+        self.fenced_connections = Some(config);
+        self
+    }
+
     /// The metrics the manager serves on `/metrics` (build its client with
-    /// `metrics().open_watches().layer()` so its watches are counted).
+    /// `metrics().open_watches().layer()` so its watches are counted; the fenced connections of
+    /// [`with_fenced_connections`](Self::with_fenced_connections) count theirs already).
     #[must_use]
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
@@ -166,6 +190,23 @@ impl Manager {
     pub async fn run(self, client: Client, shutdown: Shutdown) -> Result<(), ManagerError> {
         let options = self.options;
         let identity = options.identity();
+        // The leader writes through the term's fence: nothing it sends lands once its lease may be gone.
+        let fence = WriteFence::closed();
+        let lead_client = match (&self.fenced_connections, options.leader_elect) {
+            (_, false) => client.clone(),
+            (Some(config), true) => fence.guard(
+                &fence
+                    .pool_client_builder(config)?
+                    .with_layer(&self.metrics.open_watches().layer())
+                    .build(),
+            ),
+            (None, true) => {
+                tracing::info!(
+                    "no connection config for the leader: its writes are fenced per request only"
+                );
+                fence.guard(&client)
+            }
+        };
         let (stop, stopped) = shutdown::channel();
         let forward = stop.clone();
         tokio::spawn(async move {
@@ -229,13 +270,6 @@ impl Manager {
         };
         let controllers = self.controllers;
         let shutdown_timeout = options.shutdown_timeout;
-        // The leader writes through the term's fence: nothing it sends lands once its lease may be gone.
-        let fence = WriteFence::closed();
-        let lead_client = if options.leader_elect {
-            fence.guard(&client)
-        } else {
-            client.clone()
-        };
         let lead_metrics = metrics.clone();
         let lead_informers = informers.clone();
         let lead_liveness = liveness.clone();

@@ -6,7 +6,8 @@
 //! * [`open_watches`]: a client layer counting the watch requests the process has open, by resource (the
 //!   `api_open_watches` metric), so "one pod watch per process" is checked, not assumed.
 //! * [`write_fence`]: a client wrapper that refuses writes once a leadership term may be over (on the
-//!   monotonic clock), so a deposed or frozen-then-resumed leader writes nothing more.
+//!   monotonic clock), over a connection pool of its own whose sockets refuse to write then too, so a
+//!   deposed or frozen-then-resumed leader writes nothing more.
 //!
 //! The decisions themselves live in the libraries (`kruise-schedule`, `kruise-sidecar`, ...); this crate
 //! does the I/O around them.

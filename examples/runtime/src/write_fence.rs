@@ -1,5 +1,5 @@
-//! The write fence of a leadership term: a client wrapper that refuses every write request (any method but
-//! `GET`, `HEAD` and `OPTIONS`) once the term may be over, judged on this process's monotonic clock.
+//! The write fence of a leadership term: the writes of a leader stop, judged on this process's monotonic
+//! clock, once its term may be over.
 //!
 //! The elector opens the fence until "start of the last successful renewal + renew deadline" and pushes
 //! that instant forward at each renewal; it closes the fence at once when leadership ends. A process that
@@ -8,9 +8,25 @@
 //! over no sooner than a whole lease duration after it saw that renewal, and the renew deadline is
 //! shorter than the lease duration, so the fence shuts before a standby can lead.
 //!
-//! What remains: a request that passed the fence and was then delayed before reaching the API server
-//! (the process frozen between the check and the socket write, or a slow network) still lands; the
-//! Kubernetes API has no fencing token a write could carry to close that gap.
+//! The fence is checked twice on the way out:
+//!
+//! - per request, by [`WriteFence::guard`]: a client wrapper that refuses every write request (any method
+//!   but `GET`, `HEAD` and `OPTIONS`) with a clear [`FencedWrite`] error before it is queued;
+//! - per socket write, by the client's own connection pool ([`WriteFence::pool_client_builder`]): every
+//!   TCP stream beneath TLS is a [`FencedStream`](fenced_stream::FencedStream) that checks the fence in
+//!   `poll_write`/`poll_write_vectored`, right before the system call, and refuses with a
+//!   [`ConnectionFenced`](fenced_stream::ConnectionFenced) I/O error once it is shut. A request that passed
+//!   the first check just before the process froze is still being serialised, encrypted or queued when it
+//!   wakes: its bytes meet the shut fence here instead of reaching the API server. No other client of the
+//!   process (the elector's, the informers', the webhooks') shares these connections.
+//!
+//! What remains: the gap between the socket check and the `write` system call it guards (a few
+//! instructions, nanoseconds, against the whole serialise-and-encrypt path the request-level check alone
+//! left open), and bytes the kernel accepted before the freeze that are still in the socket's send buffer
+//! or on the network (the kernel sends them while the process is frozen, so they arrive before a standby
+//! can lead unless the network itself stalls for a lease duration). A process frozen exactly inside that
+//! gap would still send one write when it wakes; the Kubernetes API has no fencing token a write could
+//! carry to close it.
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -138,6 +154,10 @@ impl Service<Request<Body>> for FencedClient {
         })
     }
 }
+
+pub mod fenced_connector;
+pub mod fenced_stream;
+pub mod pool;
 
 #[cfg(test)]
 mod tests;

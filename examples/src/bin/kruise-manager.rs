@@ -38,12 +38,10 @@ fn controllers(config: CloneSetConfig) -> ControllerSet {
     controllers
 }
 
-/// A client like `kube::Client::try_default` whose watch requests count in `watches`, sending the
-/// user agent `kruise-manager/VERSION (IDENTITY)` so API server audit logs tell the replicas apart.
-async fn counted_client(
-    watches: &OpenWatches,
-    identity: &str,
-) -> Result<kube::Client, kube::Error> {
+/// The configuration `kube::Client::try_default` would use, sending the user agent
+/// `kruise-manager/VERSION (IDENTITY)` so API server audit logs tell the replicas apart (the client and
+/// the leader's fenced connections both send it).
+async fn identified_config(identity: &str) -> Result<kube::Config, kube::Error> {
     let mut config = kube::Config::infer()
         .await
         .map_err(kube::Error::InferConfig)?;
@@ -52,6 +50,14 @@ async fn counted_client(
         Ok(value) => config.headers.push((axum::http::header::USER_AGENT, value)),
         Err(_) => tracing::warn!(%identity, "the identity cannot be sent in a User-Agent header"),
     }
+    Ok(config)
+}
+
+/// A client of `config` whose watch requests count in `watches`.
+fn counted_client(
+    config: kube::Config,
+    watches: &OpenWatches,
+) -> Result<kube::Client, kube::Error> {
     Ok(kube::client::ClientBuilder::try_from(config)?
         .with_layer(&watches.layer())
         .build())
@@ -66,8 +72,15 @@ async fn main() -> ExitCode {
     let mut controller_set = controllers(cli.cloneset.config());
     controller_set.register(SidecarSetController::new(&cli.options.namespace));
     let identity = cli.options.identity();
-    let manager = Manager::new(cli.options, controller_set);
-    let client = match counted_client(manager.metrics().open_watches(), &identity).await {
+    let config = match identified_config(&identity).await {
+        Ok(config) => config,
+        Err(error) => {
+            tracing::error!(%error, "cannot configure a Kubernetes client (set KUBECONFIG)");
+            return ExitCode::FAILURE;
+        }
+    };
+    let manager = Manager::new(cli.options, controller_set).with_fenced_connections(config.clone());
+    let client = match counted_client(config, manager.metrics().open_watches()) {
         Ok(client) => client,
         Err(error) => {
             tracing::error!(%error, "cannot configure a Kubernetes client (set KUBECONFIG)");
