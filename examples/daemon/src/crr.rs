@@ -11,12 +11,11 @@
 //! events).
 
 use kruise_runtime::actions::{is_conflict, is_not_found};
-use kruise_runtime::harness::object_key;
+use kruise_runtime::harness::{self, Driver, Retry, object_key};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_cri::v1 as cri;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -103,6 +102,7 @@ pub async fn run(
     let api: Api<ContainerRecreateRequest> = Api::all(client.clone());
     let config = watcher::Config::default().labels(&selector(&node));
     let controller = Controller::new(api, config);
+    let driver = Driver::new("container-recreate", metrics.worker("crr"), shutdown);
     let context = Arc::new(Context {
         client,
         cri,
@@ -113,15 +113,7 @@ pub async fn run(
         metrics,
     });
     tracing::info!(node = %context.node, selector = %selector(&context.node), "watching ContainerRecreateRequests");
-    controller
-        .graceful_shutdown_on(shutdown.wait())
-        .run(reconcile, on_error, context)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "ContainerRecreateRequest pass failed");
-            }
-        })
-        .await;
+    harness::drive_with(controller, driver, reconcile, context, |_| {}).await;
 }
 
 fn pod_uid(crr: &ContainerRecreateRequest) -> String {
@@ -131,15 +123,15 @@ fn pod_uid(crr: &ContainerRecreateRequest) -> String {
         .unwrap_or_default()
 }
 
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run expects
-fn on_error(
-    crr: Arc<ContainerRecreateRequest>,
-    error: &CrrWorkerError,
-    context: Arc<Context>,
-) -> Action {
-    context.metrics.crr_pass(false);
-    tracing::warn!(crr = %object_key(crr.as_ref()), %error, "retrying in 1s");
-    Action::requeue(POLL)
+/// A failed pass is tried again after [`POLL`]; a status write on a stale read (409) is decided again.
+impl Retry for CrrWorkerError {
+    fn retry_after(&self) -> Duration {
+        POLL
+    }
+
+    fn is_conflict(&self) -> bool {
+        matches!(self, Self::Kube { source, .. } if is_conflict(source))
+    }
 }
 
 async fn reconcile(
@@ -180,9 +172,7 @@ async fn reconcile(
             .remove(&uid);
         return Ok(Action::await_change());
     };
-    let action = sync(&context, crr).await;
-    context.metrics.crr_pass(action.is_ok());
-    action
+    sync(&context, crr).await
 }
 
 async fn sync(context: &Context, crr: &ContainerRecreateRequest) -> Result<Action, CrrWorkerError> {

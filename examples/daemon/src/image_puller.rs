@@ -12,11 +12,11 @@
 //! still to do and pulls it again (see the crate's "Restart and resume").
 
 use kruise_runtime::actions::is_conflict;
+use kruise_runtime::harness::{self, Driver, Retry};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use k8s_cri::v1 as cri;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -79,27 +79,28 @@ pub async fn run(
     let api: Api<NodeImage> = Api::all(client.clone());
     let config = watcher::Config::default().fields(&format!("metadata.name={node}"));
     tracing::info!(%node, "watching the NodeImage of this node");
+    let driver = Driver::new("node-image-puller", metrics.worker("node-image"), shutdown);
     let context = Arc::new(Context {
         client,
         cri,
         node,
         metrics,
     });
-    Controller::new(api, config)
-        .graceful_shutdown_on(shutdown.wait())
-        .run(reconcile, on_error, context)
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "NodeImage pass failed");
-            }
-        })
-        .await;
+    harness::drive_with(
+        Controller::new(api, config),
+        driver,
+        reconcile,
+        context,
+        |_| {},
+    )
+    .await;
 }
 
-#[allow(clippy::needless_pass_by_value)] // the signature kube-runtime's Controller::run expects
-fn on_error(_node_image: Arc<NodeImage>, error: &PullerError, _context: Arc<Context>) -> Action {
-    tracing::warn!(%error, "retrying in 5s");
-    Action::requeue(Duration::from_secs(5))
+/// A failed pass is tried again after 5 s, from a fresh read.
+impl Retry for PullerError {
+    fn retry_after(&self) -> Duration {
+        Duration::from_secs(5)
+    }
 }
 
 fn now() -> Time {

@@ -1,14 +1,27 @@
-//! kruise-daemon's Prometheus metrics (`kruise_daemon_*`): request passes, container kills and image pulls
-//! by result, and how long pulls take.
+//! kruise-daemon's Prometheus metrics (`kruise_daemon_*`): reconciles of each worker (ContainerRecreateRequests,
+//! the node's NodeImage) by result and duration, container kills and image pulls by result, and how long
+//! pulls take.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use kruise_runtime::harness::ReconcileObserver;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WorkerResultLabels {
+    worker: &'static str,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WorkerLabel {
+    worker: &'static str,
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabel {
@@ -25,7 +38,8 @@ fn result(ok: bool) -> ResultLabel {
 #[derive(Clone)]
 pub struct DaemonMetrics {
     registry: Arc<Registry>,
-    crr_passes: Family<ResultLabel, Counter>,
+    reconciles: Family<WorkerResultLabels, Counter>,
+    reconcile_duration: Family<WorkerLabel, Histogram, fn() -> Histogram>,
     kills: Family<ResultLabel, Counter>,
     pulls: Family<ResultLabel, Counter>,
     pull_duration: Histogram,
@@ -48,14 +62,23 @@ impl DaemonMetrics {
     #[must_use]
     pub fn new() -> Self {
         let mut registry = Registry::with_prefix("kruise_daemon");
-        let crr_passes = Family::<ResultLabel, Counter>::default();
+        let reconciles = Family::<WorkerResultLabels, Counter>::default();
+        let reconcile_duration = Family::<WorkerLabel, Histogram>::new_with_constructor(
+            (|| Histogram::new(exponential_buckets(0.001, 2.0, 16))) as fn() -> Histogram,
+        );
         let kills = Family::<ResultLabel, Counter>::default();
         let pulls = Family::<ResultLabel, Counter>::default();
         let pull_duration = Histogram::new(exponential_buckets(0.01, 2.0, 16));
         registry.register(
-            "crr_passes",
-            "ContainerRecreateRequest passes, by result",
-            crr_passes.clone(),
+            "reconciles",
+            "Reconciles of a worker (crr: ContainerRecreateRequests; node-image: the node's NodeImage), by result",
+            reconciles.clone(),
+        );
+        registry.register_with_unit(
+            "reconcile_duration",
+            "Time one reconcile of a worker took",
+            Unit::Seconds,
+            reconcile_duration.clone(),
         );
         registry.register(
             "container_kills",
@@ -75,16 +98,22 @@ impl DaemonMetrics {
         );
         Self {
             registry: Arc::new(registry),
-            crr_passes,
+            reconciles,
+            reconcile_duration,
             kills,
             pulls,
             pull_duration,
         }
     }
 
-    /// Counts one request pass.
-    pub fn crr_pass(&self, ok: bool) {
-        self.crr_passes.get_or_create(&result(ok)).inc();
+    /// Where the worker `worker` (`crr`, `node-image`) reports its reconciles, for
+    /// [`kruise_runtime::harness::Driver`].
+    #[must_use]
+    pub fn worker(&self, worker: &'static str) -> WorkerMetrics {
+        WorkerMetrics {
+            metrics: self.clone(),
+            worker,
+        }
     }
 
     /// Counts one container kill.
@@ -132,5 +161,30 @@ mod tests {
             text.contains("kruise_daemon_image_pull_duration_seconds_count 1"),
             "{text}"
         );
+    }
+}
+
+/// The reconciles of one worker of the daemon ([`DaemonMetrics::worker`]).
+#[derive(Clone, Debug)]
+pub struct WorkerMetrics {
+    metrics: DaemonMetrics,
+    worker: &'static str,
+}
+
+impl ReconcileObserver for WorkerMetrics {
+    fn observe_reconcile(&self, duration: Duration, success: bool) {
+        self.metrics
+            .reconciles
+            .get_or_create(&WorkerResultLabels {
+                worker: self.worker,
+                result: result(success).result,
+            })
+            .inc();
+        self.metrics
+            .reconcile_duration
+            .get_or_create(&WorkerLabel {
+                worker: self.worker,
+            })
+            .observe(duration.as_secs_f64());
     }
 }

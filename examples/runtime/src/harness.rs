@@ -41,6 +41,8 @@ use serde::de::DeserializeOwned;
 use crate::actions::ActionError;
 use crate::controllers::ControllerContext;
 use crate::informer::Informer;
+use crate::metrics::ControllerMetrics;
+use crate::shutdown::Shutdown;
 
 /// `namespace/name` of a namespaced object, `name` of a cluster-scoped one: how objects are named in
 /// logs, metrics and expectations.
@@ -104,6 +106,52 @@ impl Retry for ActionError {
     }
 }
 
+/// Where a driven controller reports each finished reconcile: its duration and whether it succeeded.
+pub trait ReconcileObserver: Send + Sync + 'static {
+    /// Records one finished reconcile.
+    fn observe_reconcile(&self, duration: Duration, success: bool);
+}
+
+impl ReconcileObserver for ControllerMetrics {
+    fn observe_reconcile(&self, duration: Duration, success: bool) {
+        ControllerMetrics::observe_reconcile(self, duration, success);
+    }
+}
+
+/// How a controller is driven outside a [`ControllerContext`] (the node daemon's workers): its name in
+/// logs, where reconciles are reported, and when it stops.
+#[derive(Clone)]
+pub struct Driver {
+    name: String,
+    observer: Arc<dyn ReconcileObserver>,
+    shutdown: Shutdown,
+}
+
+impl Driver {
+    /// A controller called `name` (in logs), reporting reconciles to `observer`, stopping on `shutdown`.
+    pub fn new(
+        name: impl Into<String>,
+        observer: impl ReconcileObserver,
+        shutdown: Shutdown,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            observer: Arc::new(observer),
+            shutdown,
+        }
+    }
+}
+
+impl From<&ControllerContext> for Driver {
+    fn from(context: &ControllerContext) -> Self {
+        Self::new(
+            context.metrics.name(),
+            context.metrics.clone(),
+            context.shutdown.clone(),
+        )
+    }
+}
+
 /// Runs `controller` with `reconcile` until the context's shutdown; see the module documentation.
 pub async fn drive<K, Ctx, R, Fut, E>(
     controller: Controller<K>,
@@ -117,14 +165,14 @@ pub async fn drive<K, Ctx, R, Fut, E>(
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: Error + Retry + Send + Sync + 'static,
 {
-    drive_with(controller, context, reconcile, shared, |_| {}).await;
+    drive_with(controller, Driver::from(context), reconcile, shared, |_| {}).await;
 }
 
-/// [`drive`], calling `done` with the [`object_key`] of each object whose reconcile finished (successfully
-/// or not).
+/// [`drive`] with a [`Driver`] (a `ControllerContext` converts into one), calling `done` with the
+/// [`object_key`] of each object whose reconcile finished (successfully or not).
 pub async fn drive_with<K, Ctx, R, Fut, E>(
     controller: Controller<K>,
-    context: &ControllerContext,
+    driver: Driver,
     mut reconcile: R,
     shared: Arc<Ctx>,
     mut done: impl FnMut(&str),
@@ -135,18 +183,21 @@ pub async fn drive_with<K, Ctx, R, Fut, E>(
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: Error + Retry + Send + Sync + 'static,
 {
-    let metrics = context.metrics.clone();
+    let Driver {
+        name,
+        observer,
+        shutdown,
+    } = driver;
     let timed = move |object: Arc<K>, shared: Arc<Ctx>| {
-        let metrics = metrics.clone();
+        let observer = Arc::clone(&observer);
         let started = Instant::now();
         let reconcile = reconcile(object, shared);
         async move {
             let result = reconcile.await;
-            metrics.observe_reconcile(started.elapsed(), result.is_ok());
+            observer.observe_reconcile(started.elapsed(), result.is_ok());
             result
         }
     };
-    let name = context.metrics.name().to_owned();
     let retry = {
         let name = name.clone();
         move |object: Arc<K>, error: &E, _shared: Arc<Ctx>| {
@@ -160,7 +211,7 @@ pub async fn drive_with<K, Ctx, R, Fut, E>(
         }
     };
     controller
-        .graceful_shutdown_on(context.shutdown.clone().wait())
+        .graceful_shutdown_on(shutdown.wait())
         .run(timed, retry, shared)
         .for_each(|result| {
             match &result {

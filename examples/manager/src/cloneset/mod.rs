@@ -267,7 +267,7 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
         });
     harness::drive_with(
         controller,
-        &context,
+        harness::Driver::from(&context),
         reconcile::reconcile,
         Arc::clone(&shared),
         |key| completed.queue.finished(key),
