@@ -167,8 +167,8 @@ impl Manager {
     /// like the client given to [`run`](Self::run) (same server, credentials and user agent), whose
     /// connections send no byte once the term's [`WriteFence`] is shut: a request that passed the fence
     /// just before the process froze is not sent when it wakes after its lease
-    /// ([`kruise_runtime::write_fence`]). Without it (a manager given only a client), the leader's writes
-    /// are fenced per request only. The elector, the informers and the webhooks keep using the client.
+    /// ([`kruise_runtime::write_fence`]). Without it (a manager given only a client), or when `config`
+    /// connects through a proxy (a warning says so), the leader's writes are fenced per request only. The elector, the informers and the webhooks keep using the client.
     #[must_use]
     pub fn with_fenced_connections(mut self, config: kube::Config) -> Self {
         self.fenced_connections = Some(config);
@@ -194,12 +194,19 @@ impl Manager {
         let fence = WriteFence::closed();
         let lead_client = match (&self.fenced_connections, options.leader_elect) {
             (_, false) => client.clone(),
-            (Some(config), true) => fence.guard(
-                &fence
-                    .pool_client_builder(config)?
-                    .with_layer(&self.metrics.open_watches().layer())
-                    .build(),
-            ),
+            (Some(config), true) => match fence.pool_client_builder(config) {
+                Ok(builder) => fence.guard(
+                    &builder
+                        .with_layer(&self.metrics.open_watches().layer())
+                        .build(),
+                ),
+                // A proxied connection is not a TCP stream the fence can watch: fence per request.
+                Err(error @ FencedPoolError::Proxy { .. }) => {
+                    tracing::warn!(%error, "the leader's writes are fenced per request only");
+                    fence.guard(&client)
+                }
+                Err(error) => return Err(error.into()),
+            },
             (None, true) => {
                 tracing::info!(
                     "no connection config for the leader: its writes are fenced per request only"
