@@ -12,23 +12,19 @@
 //! * the manager's `informer_lists_total` / `informer_watch_errors_total{reason="gone"}` show that its pod
 //!   watch really got `410 Gone` and listed again after each restart.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail, ensure};
-use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use serde_json::json;
-use tokio::task::JoinHandle;
 
 use crate::audit_log::{audit_log_path, read_audit_log};
 use crate::cloneset_env::{
-    Env, ManagerHandle, WAIT, describe, identities, is_ready, lifecycle, restarts, running_image,
+    Env, ManagerHandle, WAIT, describe, identities, lifecycle, restarts, running_image,
     simulator_config,
 };
+use crate::pod_watch::PodWatch;
 use crate::support::{Cluster, http_get, wait_for};
 
 const NAMESPACE: &str = "e2e-cs-api-restart";
@@ -74,7 +70,7 @@ async fn scenario(cluster: &Cluster, env: &Env) -> Result<()> {
     );
 
     // 1. An in-place rollout.
-    let watch = PodWatch::start(env.pods_api());
+    let watch = PodWatch::start(env.pods_api(), CLONESET);
     env.set_image(CLONESET, "nginx:1.26").await?;
     wait_for("the rollout under way", WAIT, || async {
         let pods = env.pods(CLONESET).await?;
@@ -123,7 +119,7 @@ async fn scenario(cluster: &Cluster, env: &Env) -> Result<()> {
     // 2. A scale-up, the API server restarted while creations are in flight.
     let audit_log = audit_log_path(cluster).context("no audit log")?;
     let creates_before = pod_creates(&audit_log)?;
-    let watch = PodWatch::start(env.pods_api());
+    let watch = PodWatch::start(env.pods_api(), CLONESET);
     env.patch(CLONESET, json!({"spec": {"replicas": 30}}))
         .await?;
     wait_for("the scale-up under way", WAIT, || async {
@@ -221,91 +217,4 @@ fn series(text: &str, name: &str) -> u64 {
     text.lines()
         .find_map(|line| line.strip_prefix(name)?.trim().parse().ok())
         .unwrap_or(0)
-}
-
-/// What a pod watch of the namespace saw, on every event: the most pods unavailable and the most pods
-/// at once, and any instance id carried by two live pods at once.
-#[derive(Debug, Default)]
-struct Seen {
-    max_unavailable: usize,
-    max_pods: usize,
-    duplicate_ids: Vec<String>,
-}
-
-impl Seen {
-    fn check(&self, max_unavailable: usize, max_pods: usize) -> Result<()> {
-        ensure!(
-            self.max_unavailable <= max_unavailable,
-            "{} pods were unavailable at once (at most {max_unavailable})",
-            self.max_unavailable
-        );
-        ensure!(
-            self.max_pods <= max_pods,
-            "{} pods at once (at most {max_pods})",
-            self.max_pods
-        );
-        ensure!(
-            self.duplicate_ids.is_empty(),
-            "instance ids on two live pods at once: {:?}",
-            self.duplicate_ids
-        );
-        Ok(())
-    }
-}
-
-struct PodWatch {
-    seen: Arc<Mutex<Seen>>,
-    task: JoinHandle<()>,
-}
-
-impl PodWatch {
-    fn start(api: Api<Pod>) -> Self {
-        let seen = Arc::new(Mutex::new(Seen::default()));
-        let record = Arc::clone(&seen);
-        let config = watcher::Config::default().labels(&format!("app={CLONESET}"));
-        let task = tokio::spawn(async move {
-            let mut pods: BTreeMap<String, Pod> = BTreeMap::new();
-            let mut events = watcher(api, config).default_backoff().boxed();
-            while let Some(item) = events.next().await {
-                let Ok(event) = item else { continue };
-                match event {
-                    watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => {
-                        pods.insert(pod.name_any(), pod);
-                    }
-                    watcher::Event::Delete(pod) => {
-                        pods.remove(&pod.name_any());
-                    }
-                    // A relist replaces what the watch knew; the pods listed come as InitApply.
-                    watcher::Event::Init => pods.clear(),
-                    watcher::Event::InitDone => {}
-                }
-                let live: Vec<&Pod> = pods
-                    .values()
-                    .filter(|p| p.metadata.deletion_timestamp.is_none())
-                    .collect();
-                let mut ids: BTreeMap<&str, usize> = BTreeMap::new();
-                for pod in &live {
-                    if let Some(id) = pod.labels().get(INSTANCE_ID) {
-                        *ids.entry(id.as_str()).or_default() += 1;
-                    }
-                }
-                let mut seen = record.lock().unwrap_or_else(PoisonError::into_inner);
-                seen.max_unavailable = seen
-                    .max_unavailable
-                    .max(live.iter().filter(|p| !is_ready(p)).count());
-                seen.max_pods = seen.max_pods.max(live.len());
-                for (id, count) in ids {
-                    if count > 1 && !seen.duplicate_ids.iter().any(|seen| seen == id) {
-                        seen.duplicate_ids.push(id.to_owned());
-                    }
-                }
-            }
-        });
-        Self { seen, task }
-    }
-
-    fn stop(self) -> Seen {
-        self.task.abort();
-        std::mem::take(&mut *self.seen.lock().unwrap_or_else(PoisonError::into_inner))
-    }
 }

@@ -4,78 +4,21 @@
 //! `maxSurge` adds and then removes surge pods; a non-image change recreates pods; an inPlaceUpdate hook
 //! holds an update until released; a killed manager restarted mid-rollout finishes it with nothing lost.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Result, bail, ensure};
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, ResourceExt};
 use serde_json::json;
-use tokio::task::JoinHandle;
 
 use crate::cloneset_env::{
     Env, ManagerHandle, WAIT, describe, identities, is_ready, lifecycle, restarts, revision,
     running_image,
 };
+use crate::pod_watch::PodWatch;
 use crate::support::{Cluster, wait_for};
-
-/// Watches the pods `app=<name>` and records, on every event, how many are unavailable and how many
-/// exist; the maxima are read at the end.
-struct PodWatch {
-    max_unavailable: Arc<AtomicUsize>,
-    max_total: Arc<AtomicUsize>,
-    task: JoinHandle<()>,
-}
-
-impl PodWatch {
-    fn start(api: Api<Pod>, name: &str) -> Self {
-        let max_unavailable = Arc::new(AtomicUsize::new(0));
-        let max_total = Arc::new(AtomicUsize::new(0));
-        let (unavailable, total) = (Arc::clone(&max_unavailable), Arc::clone(&max_total));
-        let config = watcher::Config::default().labels(&format!("app={name}"));
-        let task = tokio::spawn(async move {
-            let mut pods: BTreeMap<String, Pod> = BTreeMap::new();
-            let mut events = watcher(api, config).default_backoff().boxed();
-            while let Some(item) = events.next().await {
-                let Ok(event) = item else { continue };
-                match event {
-                    watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => {
-                        pods.insert(pod.name_any(), pod);
-                    }
-                    watcher::Event::Delete(pod) => {
-                        pods.remove(&pod.name_any());
-                    }
-                    watcher::Event::Init | watcher::Event::InitDone => {}
-                }
-                let active: Vec<&Pod> = pods
-                    .values()
-                    .filter(|p| p.metadata.deletion_timestamp.is_none())
-                    .collect();
-                let down = active.iter().filter(|p| !is_ready(p)).count();
-                unavailable.fetch_max(down, Ordering::SeqCst);
-                total.fetch_max(active.len(), Ordering::SeqCst);
-            }
-        });
-        Self {
-            max_unavailable,
-            max_total,
-            task,
-        }
-    }
-
-    fn stop(self) -> (usize, usize) {
-        self.task.abort();
-        (
-            self.max_unavailable.load(Ordering::SeqCst),
-            self.max_total.load(Ordering::SeqCst),
-        )
-    }
-}
 
 pub async fn cloneset_updates_in_place_within_max_unavailable(cluster: &Cluster) -> Result<()> {
     let env = Env::start(cluster, "e2e-cs-inplace").await?;
@@ -97,7 +40,9 @@ async fn in_place(env: &Env) -> Result<()> {
     tokio::time::sleep(Duration::from_millis(500)).await;
     env.set_image("web", "nginx:1.26").await?;
     let after = env.wait_rolled_out("web", 4, "nginx:1.26").await;
-    let (max_unavailable, max_total) = watch.stop();
+    let seen = watch.stop();
+    seen.check(usize::MAX, usize::MAX)?;
+    let (max_unavailable, max_total) = (seen.max_unavailable, seen.max_pods);
     let after = after?;
     ensure!(
         identities(&before) == identities(&after),
@@ -221,7 +166,9 @@ async fn surge(env: &Env) -> Result<()> {
     tokio::time::sleep(Duration::from_millis(500)).await;
     env.set_image("web", "nginx:1.26").await?;
     let after = env.wait_rolled_out("web", 3, "nginx:1.26").await;
-    let (max_unavailable, max_total) = watch.stop();
+    let seen = watch.stop();
+    seen.check(usize::MAX, usize::MAX)?;
+    let (max_unavailable, max_total) = (seen.max_unavailable, seen.max_pods);
     let after = after?;
     ensure!(
         max_total == 4,

@@ -35,6 +35,7 @@ mod leader;
 mod leader_frozen;
 mod manager_process;
 mod node_agents;
+mod pod_watch;
 mod registry_gate;
 mod sidecar_terminator;
 mod sidecarset;
