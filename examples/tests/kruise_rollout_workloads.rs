@@ -327,6 +327,33 @@ fn sidecarset_upgrades_within_max_unavailable_and_partition() {
     );
     assert_eq!(chosen(&plan_json(&partitioned, &pods, &[])).len(), 1);
 
+    // A field other than an image changed (the hash without image differs): no pod is upgraded in place,
+    // each is marked SidecarSetUpgradable=False.
+    let changed = variant(
+        dir.path(),
+        "sidecarset-pods.yaml",
+        "\"hash\":\"4424",
+        "\"hash\":\"other-4424",
+        "other-fields.yaml",
+    );
+    let marked = plan_json(&fixture("sidecarset.yaml"), &changed, &[]);
+    assert_eq!(
+        chosen(&marked),
+        triples(&[
+            ("patchPod", "web-a", "not-upgradable"),
+            ("patchPod", "web-b", "not-upgradable"),
+            ("patchPod", "web-c", "not-upgradable")
+        ])
+    );
+    assert!(
+        marked["actions"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("SidecarSetUpgradable=False"),
+        "{}",
+        marked["actions"][0]
+    );
+
     let text = plan_text(&fixture("sidecarset.yaml"), &pods, &[]);
     assert!(
         text.starts_with(
