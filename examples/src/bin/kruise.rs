@@ -9,14 +9,14 @@ use kruise_cli::{
     rollout::RolloutCommand,
 };
 
-/// The offline OpenKruise tool: CRDs, cron previews, in-place update diffs, CloneSet rollout plans and SidecarSet
+/// The offline OpenKruise tool: CRDs, cron previews, in-place update diffs, rollout plans and SidecarSet
 /// injection, computed by the kruise-rs libraries without a cluster (only `cloneset watch` reads one).
 #[derive(Parser)]
 #[command(
     name = "kruise",
     version,
     about = "kruise: what the OpenKruise controllers and webhooks would do, computed offline by the kruise-rs \
-             libraries (CRDs, cron schedules, in-place update diffs, CloneSet rollout plans, SidecarSet injection)"
+             libraries (CRDs, cron schedules, in-place update diffs, rollout plans, SidecarSet injection)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,7 +32,8 @@ enum Command {
     /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
     #[command(subcommand)]
     Inplace(InplaceCommand),
-    /// Rollouts: what the CloneSet controller would do next to a CloneSet and its pods.
+    /// Rollouts: what the CloneSet, Advanced StatefulSet, Advanced DaemonSet or SidecarSet controller would
+    /// do next to the workload and its pods.
     #[command(subcommand)]
     Rollout(RolloutCommand),
     /// SidecarSets: what the pod webhook injects into a pod, and SidecarSet hashes.
