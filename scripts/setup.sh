@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure this machine can build and test kruise-rs: a Rust toolchain with rustfmt and clippy, a C
-# compiler for the crates that build C code, a C++ compiler for libFuzzer (built when the test command checks
-# the fuzz targets), protoc for the CRI client, and containerd for the node-agent tests. Installs what is
+# compiler and make for the crates that build C code, a C++ compiler for libFuzzer (built when the test command
+# checks the fuzz targets), protoc for the CRI client, and containerd for the node-agent tests. Installs what is
 # missing (apt-get for system packages, rustup for toolchain components) and says clearly what it could not
 # install. Safe to run again.
 set -euo pipefail
@@ -16,6 +16,8 @@ as_root() {
 
 apt_packages=()
 command -v cc >/dev/null 2>&1 || apt_packages+=(gcc)
+# tikv-jemalloc-sys's build script (kruise-manager's allocator) runs jemalloc's configure and make.
+command -v make >/dev/null 2>&1 || apt_packages+=(make)
 # libfuzzer-sys's build script (fuzz/, checked by scripts/test.sh) compiles libFuzzer's C++ sources.
 command -v c++ >/dev/null 2>&1 || apt_packages+=(g++)
 command -v pkg-config >/dev/null 2>&1 || apt_packages+=(pkg-config)
