@@ -12,7 +12,6 @@ use std::io::Write;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
 use kruise_api::apps::v1beta1;
-use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{
     Action, ActionKind, Options, Plan, PlanInput, PlanRule, Revisions, SeededIds, SpecificKind,
     plan,
@@ -20,7 +19,7 @@ use kruise_schedule::cloneset::{
 use serde_json::{Value, json};
 
 use super::owned::{Owned, read_owned};
-use super::template_revision::template_revision;
+use super::template_revision::{chosen_revisions, revision_refs, workload_key};
 use super::{PlanArgs, PlanFormat, write_json};
 use crate::CliError;
 
@@ -40,30 +39,14 @@ pub(super) fn plan_cloneset(
     options.exclude_preparing_delete = args.exclude_preparing_delete;
     let owned = read_owned(&args.pods)?;
     let status = cloneset.status.clone().unwrap_or_default();
-    let update = match (&args.update_revision, status.update_revision.as_str()) {
-        (Some(given), _) => given.clone(),
-        (None, "") => template_revision(
-            cloneset.metadata.name.as_deref().unwrap_or(""),
-            &cloneset.spec.template,
-            status.collision_count.unwrap_or(0),
-            &args.workload,
-        )?,
-        (None, name) => name.to_owned(),
-    };
-    let current = match (&args.current_revision, status.current_revision.as_str()) {
-        (Some(given), _) => given.clone(),
-        (None, "") => update.clone(),
-        (None, name) => name.to_owned(),
-    };
-    let known: Vec<RevisionRef<'_>> = owned
-        .revisions
-        .iter()
-        .map(|r| RevisionRef {
-            name: &r.name,
-            data: Some(&r.data),
-            annotations: r.annotations.as_ref(),
-        })
-        .collect();
+    let (current, update) = chosen_revisions(
+        args,
+        (&status.current_revision, &status.update_revision),
+        cloneset.metadata.name.as_deref().unwrap_or(""),
+        &cloneset.spec.template,
+        status.collision_count.unwrap_or(0),
+    )?;
+    let known = revision_refs(&owned.revisions);
     let revisions = Revisions {
         current: &current,
         update: &update,
@@ -96,15 +79,7 @@ struct PlanView<'a> {
 
 impl PlanView<'_> {
     fn key(&self) -> String {
-        format!(
-            "{}/{}",
-            self.cloneset
-                .metadata
-                .namespace
-                .as_deref()
-                .unwrap_or("default"),
-            self.cloneset.metadata.name.as_deref().unwrap_or("")
-        )
+        workload_key(&self.cloneset.metadata)
     }
 
     /// The pod an action is about: the pod acted on or created, or the pod a claim belongs to.

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::owned::Owned;
 use super::planned_action::ActionObjects;
+use super::template_revision::workload_key;
 use super::{PlanArgs, PlanFormat, write_json};
 use crate::CliError;
 
@@ -36,7 +37,7 @@ pub(super) fn plan_daemonset(
     now: Timestamp,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
-    let key = workload_key(daemonset);
+    let key = workload_key(&daemonset.metadata);
     if args.current_revision.is_some() {
         return Err(CliError::Invalid(format!(
             "--current-revision: DaemonSet {key} has no current revision, only the update revision \
@@ -111,15 +112,6 @@ pub(super) fn plan_daemonset(
         PlanFormat::Text => view.write_text(out)?,
     }
     Ok(())
-}
-
-/// `namespace/name` (namespace `default` when unset).
-fn workload_key(daemonset: &DaemonSet) -> String {
-    format!(
-        "{}/{}",
-        daemonset.metadata.namespace.as_deref().unwrap_or("default"),
-        daemonset.metadata.name.as_deref().unwrap_or("")
-    )
 }
 
 /// `updated`, `updating`, `selected` or `rest`.

@@ -10,13 +10,12 @@ use std::io::Write;
 
 use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
 use kruise_api::apps::v1beta1::StatefulSet;
-use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::statefulset::{Options, Plan, PlanInput, Revisions, plan};
 use serde_json::{Value, json};
 
 use super::owned::Owned;
 use super::planned_action::ActionObjects;
-use super::template_revision::template_revision;
+use super::template_revision::{chosen_revisions, revision_refs, workload_key};
 use super::{PlanArgs, PlanFormat, write_json};
 use crate::CliError;
 
@@ -35,37 +34,21 @@ pub(super) fn plan_statefulset(
         .with_feature_gates(&args.feature_gates)
         .map_err(|error| CliError::Invalid(format!("--feature-gates: {error}")))?;
     let status = set.status.clone().unwrap_or_default();
-    let update = match (&args.update_revision, status.update_revision.as_str()) {
-        (Some(given), _) => given.clone(),
-        (None, "") => template_revision(
-            set.metadata.name.as_deref().unwrap_or(""),
-            &set.spec.template,
-            status.collision_count.unwrap_or(0),
-            &args.workload,
-        )?,
-        (None, name) => name.to_owned(),
-    };
-    let current = match (&args.current_revision, status.current_revision.as_str()) {
-        (Some(given), _) => given.clone(),
-        (None, "") => update.clone(),
-        (None, name) => name.to_owned(),
-    };
-    let known: Vec<RevisionRef<'_>> = owned
-        .revisions
-        .iter()
-        .map(|r| RevisionRef {
-            name: &r.name,
-            data: Some(&r.data),
-            annotations: r.annotations.as_ref(),
-        })
-        .collect();
+    let (current, update) = chosen_revisions(
+        args,
+        (&status.current_revision, &status.update_revision),
+        set.metadata.name.as_deref().unwrap_or(""),
+        &set.spec.template,
+        status.collision_count.unwrap_or(0),
+    )?;
+    let known = revision_refs(&owned.revisions);
     let zoned = now.to_zoned(TimeZone::UTC);
     let revisions = Revisions::named(&current, &update).with_known(&known);
     let input =
         PlanInput::new(set, &owned.pods, revisions, &zoned, &options).with_claims(&owned.claims);
     let result = plan(&input);
     let view = StatefulSetPlanView {
-        key: workload_key(set),
+        key: workload_key(&set.metadata),
         objects: ActionObjects {
             pods: &owned.pods,
             claims: &owned.claims,
@@ -77,15 +60,6 @@ pub(super) fn plan_statefulset(
         PlanFormat::Text => view.write_text(out)?,
     }
     Ok(())
-}
-
-/// `namespace/name` (namespace `default` when unset).
-fn workload_key(set: &StatefulSet) -> String {
-    format!(
-        "{}/{}",
-        set.metadata.namespace.as_deref().unwrap_or("default"),
-        set.metadata.name.as_deref().unwrap_or("")
-    )
 }
 
 /// A StatefulSet plan with what it needs to name things.
