@@ -18,6 +18,9 @@
 #   KRUISE_CP_DIR     run directory with the kubeconfig, logs, PIDs (default $KRUISE_RS_CACHE/run/default);
 #                     use a different one to run two control planes side by side
 #   KRUISE_CP_NO_CONTROLLER_MANAGER=1   start without kube-controller-manager
+#   KRUISE_CP_KCM_CONTROLLERS           kube-controller-manager's --controllers (default
+#                     garbagecollector,namespace,serviceaccount,serviceaccount-token,job; scripts/race.sh adds
+#                     deployment,replicaset,statefulset,daemonset to race them against kruise-manager)
 #
 # The API server writes an audit log of every write request (level Metadata: user, user agent, verb,
 # object, timestamps) to $KRUISE_CP_DIR/audit.log.
@@ -295,7 +298,7 @@ EOF
   if [ "${KRUISE_CP_NO_CONTROLLER_MANAGER:-0}" != "1" ]; then
     spawn kube-controller-manager "$RUN_DIR/kube-controller-manager.log" "$BIN_DIR/kube-controller-manager" \
       --kubeconfig "$RUN_DIR/kubeconfig" \
-      --controllers garbagecollector,namespace,serviceaccount,serviceaccount-token,job \
+      --controllers "${KRUISE_CP_KCM_CONTROLLERS:-garbagecollector,namespace,serviceaccount,serviceaccount-token,job}" \
       --leader-elect=false --port 0 --secure-port 0 --use-service-account-credentials=false \
       --service-account-private-key-file "$RUN_DIR/certs/sa.key" --root-ca-file "$RUN_DIR/certs/apiserver.crt"
     sleep 0.5

@@ -42,6 +42,9 @@ pub struct AuditObject {
     /// Its name.
     #[serde(default)]
     pub name: Option<String>,
+    /// The subresource written (`status`, `binding`, ...), if any.
+    #[serde(default)]
+    pub subresource: Option<String>,
 }
 
 /// The status of an [`AuditEvent`]'s answer.

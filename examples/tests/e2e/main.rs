@@ -36,6 +36,7 @@ mod leader_frozen;
 mod manager_process;
 mod node_agents;
 mod pod_watch;
+mod race;
 mod registry_gate;
 mod sidecar_terminator;
 mod sidecarset;
@@ -165,6 +166,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))
+    }),
+    ("race_against_kube_controller_manager", |c| {
+        Box::pin(race::race_against_kube_controller_manager(c))
     }),
     ("cloneset_measure_1000_pods", |c| {
         Box::pin(cloneset_measure::cloneset_measure_1000_pods(c))

@@ -1,16 +1,19 @@
 //! Carrying out a CloneSet plan: creations in slow-start batches (1, 2, 4, ... pods at a time, stopping
-//! at the first batch with a failure), then deletions and pod patches in the planned order, stopping at
-//! the first failure. Every create and delete is announced to the expectations before it is sent (and
+//! at the first batch with a failure), deletions in the planned order, stopping at the first failure, and
+//! pod patches several pods at a time (each pod's actions in order; one pod's failure stops only that
+//! pod's writes, and the reconcile then fails with it). Every create and delete is announced to the expectations before it is sent (and
 //! withdrawn if it fails), every pod write records the `resourceVersion` it produced, and every outcome
 //! becomes an Event.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
+use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
-use kruise_schedule::cloneset::{ActionKind, Plan, Rule, SpecificKind, Target};
+use kruise_schedule::cloneset::{Action, ActionKind, Plan, Rule, SpecificKind, Target};
 use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
 
@@ -54,6 +57,9 @@ pub struct Executed {
     /// The longest in-place grace period still running, if any.
     pub requeue_after: Option<Duration>,
 }
+
+/// How many pods' patches are in flight at once.
+const PODS_PATCHED_AT_ONCE: usize = 8;
 
 /// One pod to create with the claims it mounts.
 struct Creation<'p> {
@@ -142,73 +148,193 @@ pub async fn execute(
                     shared.observe(subject.uid, Operation::Delete, &key);
                 }
             }
-            kind => {
-                let Some(pod) = kind.pod().and_then(|index| subject.pods.get(index)) else {
-                    continue;
-                };
-                let revision = target_revision(subject, &action.rule);
-                let writes =
-                    pod_writes(kind, pod, subject.now, &plan.update_options).map_err(|source| {
-                        ReconcileError::InPlace {
-                            cloneset: subject.key.to_owned(),
-                            pod: pod.name_any(),
-                            source,
-                        }
-                    })?;
-                match send_writes(shared, &pods, pod, &writes).await {
-                    Ok(sent) => {
-                        executed.patched += sent;
-                        match kind {
-                            ActionKind::UpdateInPlace { .. } => {
-                                shared.events.record(
-                                    subject.reference,
-                                    Record::updated_in_place(&pod.name_any(), revision).about(
-                                        "Pod",
-                                        subject.namespace,
-                                        &pod.name_any(),
-                                    ),
-                                );
-                            }
-                            ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { .. }) => {
-                                shared.events.record(
-                                    subject.reference,
-                                    Record::marked_for_recreate(&pod.name_any(), revision).about(
-                                        "Pod",
-                                        subject.namespace,
-                                        &pod.name_any(),
-                                    ),
-                                );
-                            }
-                            ActionKind::RefreshInPlace { outcome, .. } => {
-                                executed.requeue_after =
-                                    longest(executed.requeue_after, outcome.requeue_after);
-                            }
-                            _ => {}
-                        }
-                    }
-                    Err(error) => {
-                        match kind {
-                            ActionKind::UpdateInPlace { .. } => {
-                                record_failure(shared, subject, &error, || {
-                                    Record::in_place_failed(&pod.name_any(), revision, &error)
-                                        .about("Pod", subject.namespace, &pod.name_any())
-                                });
-                            }
-                            ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { .. }) => {
-                                record_failure(shared, subject, &error, || {
-                                    Record::recreate_failed(&pod.name_any(), revision, &error)
-                                        .about("Pod", subject.namespace, &pod.name_any())
-                                });
-                            }
-                            _ => {}
-                        }
-                        return Err(fail(error));
-                    }
+            _ => {
+                let mut run = vec![action];
+                while let Some(next) = actions.next_if(|next| writes_to_a_pod(&next.kind)) {
+                    run.push(next);
+                }
+                let patched = patch_pods(shared, subject, plan, &run).await;
+                executed.patched += patched.sent;
+                executed.requeue_after = longest(executed.requeue_after, patched.requeue_after);
+                if let Some(error) = patched.error {
+                    return Err(error);
                 }
             }
         }
     }
     Ok(executed)
+}
+
+/// Whether an action is carried out by patches of an existing pod (everything but creations, deletions
+/// and claims).
+fn writes_to_a_pod(kind: &ActionKind) -> bool {
+    !matches!(
+        kind,
+        ActionKind::CreateClaim { .. }
+            | ActionKind::CreatePod { .. }
+            | ActionKind::DeletePod { .. }
+            | ActionKind::Specific(SpecificKind::DeleteClaim { .. })
+    )
+}
+
+/// What the pod patches of a run of actions did.
+#[derive(Default)]
+struct Patched {
+    /// Writes sent.
+    sent: usize,
+    /// The longest in-place grace period still running.
+    requeue_after: Option<Duration>,
+    /// The first failure, if any (the other pods' writes were still sent).
+    error: Option<ReconcileError>,
+}
+
+/// Sends the patches of consecutive pod actions: the pods at most [`PODS_PATCHED_AT_ONCE`] at a time, each
+/// pod's actions in the planned order.
+async fn patch_pods(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+    run: &[&Action],
+) -> Patched {
+    let mut by_pod: Vec<(usize, Vec<&Action>)> = Vec::new();
+    let mut position: HashMap<usize, usize> = HashMap::new();
+    for action in run {
+        let Some(index) = action.kind.pod() else {
+            continue;
+        };
+        let at = *position.entry(index).or_insert_with(|| {
+            by_pod.push((index, Vec::new()));
+            by_pod.len() - 1
+        });
+        if let Some((_, actions)) = by_pod.get_mut(at) {
+            actions.push(action);
+        }
+    }
+    // The futures are made first, so the stream's type names no closure (which would keep the reconcile
+    // future from being `Send` for every lifetime).
+    let pending: Vec<_> = by_pod
+        .into_iter()
+        .map(|(index, actions)| patch_pod(shared, subject, plan, index, actions))
+        .collect();
+    let results: Vec<Patched> = stream::iter(pending)
+        .buffer_unordered(PODS_PATCHED_AT_ONCE)
+        .collect()
+        .await;
+    let mut total = Patched::default();
+    for patched in results {
+        total.sent += patched.sent;
+        total.requeue_after = longest(total.requeue_after, patched.requeue_after);
+        if total.error.is_none() {
+            total.error = patched.error;
+        }
+    }
+    total
+}
+
+/// Sends the patches of one pod's actions in order, stopping at its first failure. When an action's writes
+/// were conditional on the `resourceVersion` the plan was made from, the next action's precondition moves
+/// to the version those writes produced (the pod changed only by this plan's own writes since), instead
+/// of failing with a conflict on the plan's own earlier write.
+async fn patch_pod(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+    index: usize,
+    actions: Vec<&Action>,
+) -> Patched {
+    let mut patched = Patched::default();
+    let Some(pod) = subject.pods.get(index) else {
+        return patched;
+    };
+    let api: Api<Pod> = Api::namespaced(shared.client.clone(), subject.namespace);
+    let observed = pod.metadata.resource_version.as_deref();
+    let mut current: Option<String> = None;
+    for action in actions {
+        let kind = &action.kind;
+        let revision = target_revision(subject, &action.rule);
+        let mut writes = match pod_writes(kind, pod, subject.now, &plan.update_options) {
+            Ok(writes) => writes,
+            Err(source) => {
+                patched.error = Some(ReconcileError::InPlace {
+                    cloneset: subject.key.to_owned(),
+                    pod: pod.name_any(),
+                    source,
+                });
+                return patched;
+            }
+        };
+        if let (Some(observed), Some(current)) = (observed, current.as_deref()) {
+            for write in &mut writes {
+                write.rebase(observed, current);
+            }
+        }
+        let chained = current.is_some()
+            || (observed.is_some() && writes.first().and_then(PodWrite::precondition) == observed);
+        match send_writes(shared, &api, pod, &writes).await {
+            Ok((sent, version)) => {
+                patched.sent += sent;
+                if chained && version.is_some() {
+                    current = version;
+                }
+                match kind {
+                    ActionKind::UpdateInPlace { .. } => {
+                        shared.events.record(
+                            subject.reference,
+                            Record::updated_in_place(&pod.name_any(), revision).about(
+                                "Pod",
+                                subject.namespace,
+                                &pod.name_any(),
+                            ),
+                        );
+                    }
+                    ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { .. }) => {
+                        shared.events.record(
+                            subject.reference,
+                            Record::marked_for_recreate(&pod.name_any(), revision).about(
+                                "Pod",
+                                subject.namespace,
+                                &pod.name_any(),
+                            ),
+                        );
+                    }
+                    ActionKind::RefreshInPlace { outcome, .. } => {
+                        patched.requeue_after =
+                            longest(patched.requeue_after, outcome.requeue_after);
+                    }
+                    _ => {}
+                }
+            }
+            Err(error) => {
+                match kind {
+                    ActionKind::UpdateInPlace { .. } => {
+                        record_failure(shared, subject, &error, || {
+                            Record::in_place_failed(&pod.name_any(), revision, &error).about(
+                                "Pod",
+                                subject.namespace,
+                                &pod.name_any(),
+                            )
+                        });
+                    }
+                    ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { .. }) => {
+                        record_failure(shared, subject, &error, || {
+                            Record::recreate_failed(&pod.name_any(), revision, &error).about(
+                                "Pod",
+                                subject.namespace,
+                                &pod.name_any(),
+                            )
+                        });
+                    }
+                    _ => {}
+                }
+                patched.error = Some(ReconcileError::Action {
+                    cloneset: subject.key.to_owned(),
+                    source: error,
+                });
+                return patched;
+            }
+        }
+    }
+    patched
 }
 
 fn longest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
@@ -377,13 +503,14 @@ pub fn failed_test_is_conflict(error: ActionError) -> ActionError {
     }
 }
 
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
+/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation and
+/// returns it with the number of writes.
 async fn send_writes(
     shared: &Shared,
     api: &Api<Pod>,
     pod: &Pod,
     writes: &[PodWrite],
-) -> Result<usize, ActionError> {
+) -> Result<(usize, Option<String>), ActionError> {
     let name = pod.name_any();
     let object = format!("{}/{name}", pod.namespace().unwrap_or_default());
     let mut last_version = None;
@@ -411,11 +538,11 @@ async fn send_writes(
         };
         last_version = updated.metadata.resource_version;
     }
-    if let Some(version) = last_version {
+    if let Some(version) = &last_version {
         shared.expect_version(
             &key_of("pod", &pod.namespace().unwrap_or_default(), &name),
-            &version,
+            version,
         );
     }
-    Ok(writes.len())
+    Ok((writes.len(), last_version))
 }

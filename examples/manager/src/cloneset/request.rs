@@ -5,11 +5,15 @@
 //! strategic-merge patch carries `metadata.resourceVersion`. A pod changed since it was read makes the
 //! write fail with 409 instead of being overwritten; later writes of the same action follow the first.
 
+use json_patch::PatchOperation;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kruise_inplace::{Subresource, UpdateOptions, Write};
 use kruise_schedule::cloneset::ActionKind;
 use serde_json::Value;
+
+/// Where a JSON patch tests the pod's `resourceVersion` (and where a merge patch carries it).
+const RESOURCE_VERSION_POINTER: &str = "/metadata/resourceVersion";
 
 /// A patch body.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +42,47 @@ impl PodWrite {
                 Subresource::Resize => Some("resize"),
             },
             body: Body::Json(write.patch),
+        }
+    }
+
+    /// The `resourceVersion` this write is conditional on, if any.
+    #[must_use]
+    pub fn precondition(&self) -> Option<&str> {
+        match &self.body {
+            Body::Json(patch) => patch.0.iter().find_map(|operation| match operation {
+                PatchOperation::Test(test) if test.path.as_str() == RESOURCE_VERSION_POINTER => {
+                    test.value.as_str()
+                }
+                _ => None,
+            }),
+            Body::StrategicMerge(patch) => patch
+                .pointer(RESOURCE_VERSION_POINTER)
+                .and_then(Value::as_str),
+        }
+    }
+
+    /// Makes a write conditional on `observed` conditional on `current` instead: for a later action on a
+    /// pod whose earlier actions of the same plan were written, conditionally, moving it from `observed`
+    /// to `current`. A write with another precondition or none is left as it is.
+    pub fn rebase(&mut self, observed: &str, current: &str) {
+        if self.precondition() != Some(observed) {
+            return;
+        }
+        match &mut self.body {
+            Body::Json(patch) => {
+                for operation in &mut patch.0 {
+                    if let PatchOperation::Test(test) = operation
+                        && test.path.as_str() == RESOURCE_VERSION_POINTER
+                    {
+                        test.value = Value::String(current.to_owned());
+                    }
+                }
+            }
+            Body::StrategicMerge(patch) => {
+                if let Some(version) = patch.pointer_mut(RESOURCE_VERSION_POINTER) {
+                    *version = Value::String(current.to_owned());
+                }
+            }
         }
     }
 
@@ -142,6 +187,55 @@ mod tests {
 
     fn has_version(patch: &Value) -> bool {
         patch["metadata"]["resourceVersion"] == "42"
+    }
+
+    #[test]
+    fn rebasing_moves_only_the_observed_precondition() {
+        let mut label = pod_writes(
+            &ActionKind::Specific(SpecificKind::MarkSpecifiedDelete { pod: 0 }),
+            &pod(),
+            now(),
+            &UpdateOptions::default(),
+        )
+        .unwrap()
+        .remove(0);
+        assert_eq!(label.precondition(), Some("42"));
+        label.rebase("41", "43");
+        assert_eq!(label.precondition(), Some("42"), "another version is kept");
+        label.rebase("42", "43");
+        assert_eq!(label.precondition(), Some("43"));
+        let Body::StrategicMerge(patch) = &label.body else {
+            panic!("not a strategic merge: {label:?}");
+        };
+        assert_eq!(
+            patch["metadata"]["labels"]["apps.kruise.io/specified-delete"],
+            "true"
+        );
+
+        let mut json: PodWrite = PodWrite {
+            subresource: Some("status"),
+            body: Body::Json(
+                serde_json::from_value(serde_json::json!([
+                    {"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
+                    {"op": "add", "path": "/status/conditions/-", "value": {"type": "X"}},
+                ]))
+                .unwrap(),
+            ),
+        };
+        json.rebase("42", "44");
+        assert_eq!(json.precondition(), Some("44"));
+        let Body::Json(patch) = &json.body else {
+            panic!("not a JSON patch");
+        };
+        assert_eq!(patch.0.len(), 2);
+
+        let mut unconditional = PodWrite::metadata(serde_json::json!({"metadata": {}}), None);
+        unconditional.rebase("42", "45");
+        assert_eq!(
+            unconditional.precondition(),
+            None,
+            "no precondition is added"
+        );
     }
 
     #[test]
