@@ -118,7 +118,11 @@ fn update_strategy_errors(strategy: &CloneSetUpdateStrategy, replicas: i32) -> V
             "maxUnavailable and maxSurge should not both be less than 1",
         ));
     }
-    if let Some(Err(error)) = strategy.priority_strategy.as_ref().map(|p| p.validate()) {
+    if let Some(Err(error)) = strategy
+        .priority_strategy
+        .as_ref()
+        .map(kruise_api::update_priority::UpdatePriorityStrategy::validate)
+    {
         errors.push(FieldError::invalid(
             format!("{PATH}.priorityStrategy"),
             serde_json::to_value(&strategy.priority_strategy).unwrap_or_default(),

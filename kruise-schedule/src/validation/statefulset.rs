@@ -97,7 +97,7 @@ fn reserve_ordinal_errors(values: &[IntOrString]) -> Vec<FieldError> {
         let path = format!("spec.reserveOrdinals[{index}]");
         match value {
             IntOrString::Int(ordinal) => {
-                errors.extend(nonnegative_error(i64::from(*ordinal), &path))
+                errors.extend(nonnegative_error(i64::from(*ordinal), &path));
             }
             IntOrString::String(_) => {
                 if let Err(error) = ReservedOrdinals::parse(std::slice::from_ref(value)) {
@@ -182,7 +182,11 @@ fn rolling_update_errors(
                 "unorderedUpdate can only work with Parallel PodManagementPolicyType",
             ));
         }
-        if let Some(Err(error)) = unordered.priority_strategy.as_ref().map(|p| p.validate()) {
+        if let Some(Err(error)) = unordered
+            .priority_strategy
+            .as_ref()
+            .map(kruise_api::update_priority::UpdatePriorityStrategy::validate)
+        {
             errors.push(FieldError::invalid(
                 format!("{PATH}.unorderedUpdate.priorityStrategy"),
                 serde_json::to_value(&unordered.priority_strategy).unwrap_or_default(),

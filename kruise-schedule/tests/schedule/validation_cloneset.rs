@@ -14,7 +14,7 @@ use kruise_api::defaults::ApplyDefaults;
 use kruise_schedule::validation::cloneset::validate;
 use serde_json::{Value, json};
 
-use crate::support::validation_table::{Row, check, create, update};
+use crate::support::validation_table::{Row, check, create, merged, update};
 
 fn base() -> Value {
     json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
@@ -250,18 +250,18 @@ fn update_rules() {
         update(
             "InPlaceOnly image change",
             in_place_only.clone(),
-            merged_strategy(
+            merged(
                 &in_place_only,
-                json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}}),
+                &json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}}}}),
             ),
             None,
         ),
         update(
             "InPlaceOnly env change",
             in_place_only.clone(),
-            merged_strategy(
+            merged(
                 &in_place_only,
-                json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25", "env": [{"name": "A", "value": "1"}]}]}}}}),
+                &json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25", "env": [{"name": "A", "value": "1"}]}]}}}}),
             ),
             Some(
                 "spec.template: Forbidden: only container images may change in the template when spec.updateStrategy.type is InPlaceOnly",
@@ -274,8 +274,4 @@ fn update_rules() {
             Some("spec.replicas"),
         ),
     ]);
-}
-
-fn merged_strategy(strategy: &Value, patch: Value) -> Value {
-    crate::support::validation_table::merged(strategy, &patch)
 }

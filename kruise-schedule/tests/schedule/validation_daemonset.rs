@@ -36,7 +36,7 @@ fn run(rows: &[Row]) {
     });
 }
 
-fn rolling(parameters: Value) -> Value {
+fn rolling(parameters: &Value) -> Value {
     json!({"spec": {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": parameters}}})
 }
 
@@ -117,58 +117,58 @@ fn update_strategy_rules() {
         ),
         create(
             "maxUnavailable 100%",
-            rolling(json!({"maxUnavailable": "100%"})),
+            rolling(&json!({"maxUnavailable": "100%"})),
             None,
         ),
         create(
             "maxUnavailable 150%",
-            rolling(json!({"maxUnavailable": "150%"})),
+            rolling(&json!({"maxUnavailable": "150%"})),
             Some(
                 "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: \"150%\": must not be greater than 100%",
             ),
         ),
         create(
             "maxUnavailable that is not a percentage",
-            rolling(json!({"maxUnavailable": "ten"})),
+            rolling(&json!({"maxUnavailable": "ten"})),
             Some(
                 "spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: \"ten\": must be a non-negative integer or a percentage",
             ),
         ),
         create(
             "maxSurge alone",
-            rolling(json!({"maxUnavailable": 0, "maxSurge": "20%"})),
+            rolling(&json!({"maxUnavailable": 0, "maxSurge": "20%"})),
             None,
         ),
         create(
             "maxSurge 200%",
-            rolling(json!({"maxUnavailable": 0, "maxSurge": "200%"})),
+            rolling(&json!({"maxUnavailable": 0, "maxSurge": "200%"})),
             Some(
                 "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: \"200%\": must not be greater than 100%",
             ),
         ),
         create(
             "maxSurge and maxUnavailable",
-            rolling(json!({"maxUnavailable": 1, "maxSurge": 1})),
+            rolling(&json!({"maxUnavailable": 1, "maxSurge": 1})),
             Some(
                 "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 1: may not be set when maxUnavailable is non-zero",
             ),
         ),
         create(
             "neither maxSurge nor maxUnavailable",
-            rolling(json!({"maxUnavailable": "0%", "maxSurge": 0})),
+            rolling(&json!({"maxUnavailable": "0%", "maxSurge": 0})),
             Some(
                 "spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0",
             ),
         ),
         create(
             "InPlaceIfPossible",
-            rolling(json!({"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 1})),
+            rolling(&json!({"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 1})),
             None,
         ),
         create(
             "InPlaceIfPossible with surge",
             rolling(
-                json!({"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 0, "maxSurge": 1}),
+                &json!({"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 0, "maxSurge": 1}),
             ),
             Some(
                 "spec.updateStrategy.rollingUpdate.maxSurge: Required value: must be 0 for InPlaceIfPossible type",
@@ -176,19 +176,19 @@ fn update_strategy_rules() {
         ),
         create(
             "unknown rollingUpdateType",
-            rolling(json!({"rollingUpdateType": "Blue", "maxUnavailable": 1})),
+            rolling(&json!({"rollingUpdateType": "Blue", "maxUnavailable": 1})),
             Some(
                 "spec.updateStrategy.rollingUpdate.rollingUpdateType: Unsupported value: \"Blue\"",
             ),
         ),
         create(
             "percentage partition",
-            rolling(json!({"maxUnavailable": 1, "partition": "30%"})),
+            rolling(&json!({"maxUnavailable": 1, "partition": "30%"})),
             None,
         ),
         create(
             "negative partition",
-            rolling(json!({"maxUnavailable": 1, "partition": -3})),
+            rolling(&json!({"maxUnavailable": 1, "partition": -3})),
             Some(
                 "spec.updateStrategy.rollingUpdate.partition: Invalid value: -3: must be greater than or equal to 0",
             ),
