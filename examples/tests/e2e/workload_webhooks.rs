@@ -1,5 +1,5 @@
 //! The defaulting and validating webhooks of the workload kinds on the real API server (kruise-manager as a
-//! child process, real HTTPS): for CloneSet (v1alpha1 and v1beta1), Advanced StatefulSet, Advanced
+//! child process, real HTTPS): for CloneSet and Advanced StatefulSet (v1alpha1 and v1beta1), Advanced
 //! DaemonSet, BroadcastJob, AdvancedCronJob and ImagePullJob, a create is stored with upstream's defaults
 //! (read back), an invalid create is refused with the field and the value named, and an update of an
 //! immutable field is refused. BroadcastJob and ImagePullJob have no immutable field upstream: their refused
@@ -132,6 +132,27 @@ fn cases() -> Vec<Case> {
             refused_update: (
                 json!({"spec": {"serviceName": "ww-other"}}),
                 "spec.serviceName: Invalid value: \"ww-other\": field is immutable",
+            ),
+        },
+        Case {
+            kind: "StatefulSet",
+            plural: "statefulsets",
+            version: "v1alpha1",
+            object: json!({"spec": {"replicas": 0, "serviceName": "ww-stsa",
+                "selector": {"matchLabels": {"app": "ww-stsa"}}, "template": pod_template("ww-stsa", "Always")}}),
+            defaults: vec![
+                ("/spec/podManagementPolicy", json!("OrderedReady")),
+                ("/spec/updateStrategy/rollingUpdate/partition", json!(0)),
+                ("/spec/revisionHistoryLimit", json!(10)),
+            ],
+            // Validated as v1beta1 (upstream's version), reached converted.
+            invalid: (
+                json!({"spec": {"updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceOnly"}}}}),
+                "spec.template.spec.readinessGates: Invalid value: null: must contain InPlaceUpdateReady when podUpdatePolicy is InPlaceOnly",
+            ),
+            refused_update: (
+                moved_selector("ww-stsa"),
+                "spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"ww-stsa\",\"moved\":\"yes\"}}: field is immutable",
             ),
         },
         Case {
