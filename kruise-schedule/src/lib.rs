@@ -43,3 +43,4 @@ pub mod selector_string;
 pub mod sort;
 pub mod split_mix;
 pub mod statefulset;
+pub mod validation;

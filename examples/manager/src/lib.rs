@@ -509,7 +509,8 @@ async fn start_webhook(
         })),
     )
     .merge(crate::crr::admission::router(CrrStores::shared(informers)))
-    .merge(sidecarset_admission::router(validator.clone()));
+    .merge(sidecarset_admission::router(validator.clone()))
+    .merge(crate::webhook::workload_admission::router());
     tokio::spawn(server::serve_tls(
         listener,
         certificates.clone(),

@@ -1,7 +1,8 @@
 //! The webhooks and flags of kruise-manager driven with untrusted input: arbitrary bytes, reviews whose text
 //! was edited, and well-formed reviews carrying objects with a value replaced by arbitrary JSON. The pod
 //! webhook (with and without SidecarSet injection), the SidecarSet validating webhook, the CRD conversion
-//! webhook, the ContainerRecreateRequest webhook (on the paths that make no API call) and the
+//! webhook, the ContainerRecreateRequest webhook (on the paths that make no API call), the defaulting and
+//! validating webhooks of the workload kinds and the
 //! `--feature-gates` parsers always answer: HTTP 200 with a review for the request's `uid`, or HTTP 400 with a
 //! review that says why, and a patch in an answer applies to the object it was made for. The bodies of
 //! oversized reviews are covered in `webhook::review_body`. `KRUISE_FUZZ_CASES` sets the number of cases.
@@ -21,6 +22,8 @@ use serde_json::{Value, json};
 use crate::webhook::admission::{self, Answer, Mutator};
 use crate::webhook::conversion;
 use crate::webhook::sidecarset_admission::SidecarSetValidator;
+use crate::webhook::workload_admission;
+use crate::webhook::workload_kind::WorkloadKind;
 use kruise_fuzz_inputs::fuzz_cases;
 use kruise_fuzz_inputs::json_values::{json_value, replaced};
 use kruise_fuzz_inputs::text_edits::edited;
@@ -177,6 +180,25 @@ fn cloneset(api_version: &str) -> Value {
     })
 }
 
+/// A valid workload of `kind` at `version` (a CloneSet-like spec for the sets, a job spec for the jobs).
+fn workload(version: &str, kind: &str) -> Value {
+    let template = json!({"metadata": {"labels": {"app": "w"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "nginx:1.25"}]}});
+    let spec = match kind {
+        "BroadcastJob" => json!({"template": template, "parallelism": "50%"}),
+        "AdvancedCronJob" => json!({"schedule": "TZ=Asia/Tokyo */5 * * * *",
+            "template": {"broadcastJobTemplate": {"spec": {"template": template}}}}),
+        "ImagePullJob" => json!({"image": "nginx:1.25", "selector": {"names": ["a"]},
+            "completionPolicy": {"type": "Always", "activeDeadlineSeconds": 1200}}),
+        _ => {
+            json!({"selector": {"matchLabels": {"app": "w"}}, "serviceName": "w", "template": template,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "10%"}}})
+        }
+    };
+    json!({"apiVersion": format!("apps.kruise.io/{version}"), "kind": kind,
+        "metadata": {"name": "w", "namespace": "default", "uid": "u-2"}, "spec": spec})
+}
+
 /// Up to three CloneSets of either version, each with one value replaced or not.
 fn conversion_objects() -> impl Strategy<Value = Vec<Value>> {
     prop::collection::vec(
@@ -270,6 +292,36 @@ proptest! {
     ) {
         let answer = SidecarSetValidator::empty(defaults_allowed).review(&body);
         check_admission(&body, &answer)?;
+    }
+
+    #[test]
+    fn workload_reviews(
+        (kind, body) in prop_oneof![
+            Just(WorkloadKind::CloneSet).prop_flat_map(|kind| (Just(kind), prop_oneof![
+                body(admission_review(("apps.kruise.io", "v1alpha1", "CloneSet"), "CREATE",
+                    &cloneset("apps.kruise.io/v1alpha1"), &Value::Null)),
+                body(admission_review(("apps.kruise.io", "v1beta1", "CloneSet"), "UPDATE",
+                    &cloneset("apps.kruise.io/v1beta1"), &cloneset("apps.kruise.io/v1alpha1"))),
+            ])),
+            Just(WorkloadKind::StatefulSet).prop_flat_map(|kind| (Just(kind), body(admission_review(
+                ("apps.kruise.io", "v1beta1", "StatefulSet"), "CREATE", &workload("v1beta1", "StatefulSet"),
+                &Value::Null)))),
+            Just(WorkloadKind::DaemonSet).prop_flat_map(|kind| (Just(kind), body(admission_review(
+                ("apps.kruise.io", "v1alpha1", "DaemonSet"), "UPDATE", &workload("v1alpha1", "DaemonSet"),
+                &workload("v1alpha1", "DaemonSet"))))),
+            Just(WorkloadKind::BroadcastJob).prop_flat_map(|kind| (Just(kind), body(admission_review(
+                ("apps.kruise.io", "v1alpha1", "BroadcastJob"), "CREATE", &workload("v1alpha1", "BroadcastJob"),
+                &Value::Null)))),
+            Just(WorkloadKind::AdvancedCronJob).prop_flat_map(|kind| (Just(kind), body(admission_review(
+                ("apps.kruise.io", "v1beta1", "AdvancedCronJob"), "UPDATE", &workload("v1beta1", "AdvancedCronJob"),
+                &workload("v1alpha1", "AdvancedCronJob"))))),
+            Just(WorkloadKind::ImagePullJob).prop_flat_map(|kind| (Just(kind), body(admission_review(
+                ("apps.kruise.io", "v1alpha1", "ImagePullJob"), "CREATE", &workload("v1alpha1", "ImagePullJob"),
+                &Value::Null)))),
+        ],
+    ) {
+        check_admission(&body, &workload_admission::mutate(kind, &body))?;
+        check_admission(&body, &workload_admission::validate(kind, &body))?;
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! CloneSet specs no webhook refused (kruise-rs has no CloneSet webhook): `replicas: 2147483647` makes the
+//! CloneSet specs stored without the validating webhook (these scenarios run the manager with `--no-webhook`,
+//! as a CloneSet stored while the webhook was away): `replicas: 2147483647` makes the
 //! manager create pods a few per reconcile (`--cloneset-max-creations-per-reconcile`) while it stays healthy
 //! and keeps reconciling another CloneSet, and scaling back converges; an unparsable `maxUnavailable` gets a
 //! Warning Event and the `InvalidSpec` condition, which goes when the spec is fixed.

@@ -11,6 +11,7 @@ use anyhow::{Context as _, Result, bail, ensure};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob};
 use kruise_runtime::shutdown;
+use kruise_simulator::job_exit::EXIT_CODE_ANNOTATION;
 use kruise_simulator::{Simulator, SimulatorConfig};
 use kube::api::{
     DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
@@ -519,14 +520,24 @@ pub async fn advanced_cron_job_schedules_broadcast_jobs(cluster: &Cluster) -> Re
     result
 }
 
-fn cron_job(name: &str, policy: &str, restart_policy: &str) -> Result<AdvancedCronJob> {
+/// An AdvancedCronJob running a BroadcastJob every 2 s; with `finishing` false its pods never finish: they
+/// exit 1 and are restarted (`OnFailure`) far below the job's restart limit. (A BroadcastJob's pods may not
+/// have `restartPolicy: Always`: the BroadcastJob webhook refuses it, as upstream's does.)
+fn cron_job(name: &str, policy: &str, finishing: bool) -> Result<AdvancedCronJob> {
+    let (restart_policy, exit_code, restart_limit) = if finishing {
+        ("Never", "0", 0)
+    } else {
+        ("OnFailure", "1", 1_000_000)
+    };
     Ok(serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "AdvancedCronJob",
         "metadata": {"name": name},
         "spec": {"schedule": "@every 2s", "concurrencyPolicy": policy,
             "successfulJobsHistoryLimit": 2, "failedJobsHistoryLimit": 1,
             "template": {"broadcastJobTemplate": {"metadata": {"labels": {"cron": name}},
-                "spec": {"template": {"spec": {"restartPolicy": restart_policy, "affinity": on_our_nodes(),
+                "spec": {"failurePolicy": {"restartLimit": restart_limit},
+                    "template": {"metadata": {"annotations": {EXIT_CODE_ANNOTATION: exit_code}},
+                    "spec": {"restartPolicy": restart_policy, "affinity": on_our_nodes(),
                     "tolerations": lifecycle_tolerations(),
                     "containers": [{"name": "main", "image": "busybox"}]}}}}}}
     }))?)
@@ -552,10 +563,7 @@ async fn cron_jobs(client: &Client) -> Result<()> {
 
     // Forbid: runs never overlap; each run's BroadcastJob runs on all three nodes; history is trimmed.
     crons
-        .create(
-            &PostParams::default(),
-            &cron_job("forbid", "Forbid", "Never")?,
-        )
+        .create(&PostParams::default(), &cron_job("forbid", "Forbid", true)?)
         .await?;
     let mut seen = BTreeSet::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -619,7 +627,7 @@ async fn cron_jobs(client: &Client) -> Result<()> {
     crons
         .create(
             &PostParams::default(),
-            &cron_job("replace", "Replace", "Always")?,
+            &cron_job("replace", "Replace", false)?,
         )
         .await?;
     let mut names = BTreeSet::new();

@@ -46,6 +46,7 @@ mod simulator;
 mod support;
 mod webhook;
 mod webhook_certificates;
+mod workload_webhooks;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -163,6 +164,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("sidecarset_webhook_rejects_invalid_sidecarsets", |c| {
         Box::pin(sidecarset_validation::sidecarset_webhook_rejects_invalid_sidecarsets(c))
+    }),
+    ("workload_webhooks_default_and_validate", |c| {
+        Box::pin(workload_webhooks::workload_webhooks_default_and_validate(c))
     }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))

@@ -1,7 +1,8 @@
 //! Spec values the planner cannot use as written, and how it reads them instead.
 //!
-//! Upstream's validating webhook refuses most of these before the controller sees them; kruise-rs has no
-//! CloneSet webhook, so the planner finds them, reads each in a safe way and reports it (a controller shows
+//! The validating webhook (upstream's, and kruise-manager's over [`crate::validation::cloneset`]) refuses
+//! most of these before the controller sees them; CloneSets stored without it (while it was away, or with
+//! kruise-manager's `--no-webhook`) can still hold them, so the planner finds them, reads each in a safe way and reports it (a controller shows
 //! them as a Warning Event and the `InvalidSpec` condition):
 //!
 //! | value | reading |

@@ -38,3 +38,7 @@ mod statefulset_properties;
 mod statefulset_scale;
 mod statefulset_update;
 mod untrusted_input;
+mod validation_cloneset;
+mod validation_daemonset;
+mod validation_jobs;
+mod validation_statefulset;

@@ -45,9 +45,10 @@ pub async fn reconcile(
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
     shared.queue.started(&object_key(cloneset.as_ref()));
-    // Decide on the object as upstream's defaulting webhook would have stored it (this manager has no
-    // CloneSet webhook): unset budgets, the pod template defaults (revision names are computed from the
-    // defaulted template, as upstream's are), history limit. Set fields are never changed.
+    // Decide on the object as the defaulting webhook stores it, also when it was stored without the webhook
+    // (while it was away, or with `--no-webhook`): unset budgets, the pod template defaults (revision names
+    // are computed from the defaulted template, as upstream's are), history limit. Set fields are never
+    // changed.
     let mut defaulted = (*cloneset).clone();
     defaulted.apply_defaults();
     reconcile_once(&defaulted, &shared).await

@@ -1,5 +1,5 @@
-//! The MutatingWebhookConfiguration that routes pod creations (and ContainerRecreateRequests) to the
-//! webhook, built as a value (pure; written by [`super::registration`]), caBundle included.
+//! The MutatingWebhookConfiguration that routes pod creations (and ContainerRecreateRequests and the
+//! workloads of [`super::workload_configuration`]) to the webhook, built as a value (pure; written by [`super::registration`]), caBundle included.
 //!
 //! Namespace exclusions use the `kubernetes.io/metadata.name` label (set on every namespace by Kubernetes
 //! 1.21+). A v1.20 server does not set it, so [`label_excluded_namespaces`] adds it to the excluded
@@ -135,29 +135,36 @@ pub fn mutating_webhook_configuration(
             )])),
             ..ObjectMeta::default()
         },
-        webhooks: Some(vec![
-            MutatingWebhook {
-                name: POD_WEBHOOK_NAME.to_owned(),
-                admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
-                client_config,
-                failure_policy: Some(options.failure_policy.as_str().to_owned()),
-                match_policy: Some("Equivalent".to_owned()),
-                namespace_selector,
-                object_selector: Some(LabelSelector::default()),
-                reinvocation_policy: Some("Never".to_owned()),
-                rules: Some(vec![RuleWithOperations {
-                    api_groups: Some(vec![String::new()]),
-                    api_versions: Some(vec!["v1".to_owned()]),
-                    operations: Some(vec!["CREATE".to_owned()]),
-                    resources: Some(vec!["pods".to_owned()]),
-                    scope: Some("Namespaced".to_owned()),
-                }]),
-                side_effects: "None".to_owned(),
-                timeout_seconds: Some(options.timeout_seconds),
-                match_conditions: None,
-            },
-            crr_webhook,
-        ]),
+        webhooks: Some(
+            vec![
+                MutatingWebhook {
+                    name: POD_WEBHOOK_NAME.to_owned(),
+                    admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
+                    client_config,
+                    failure_policy: Some(options.failure_policy.as_str().to_owned()),
+                    match_policy: Some("Equivalent".to_owned()),
+                    namespace_selector,
+                    object_selector: Some(LabelSelector::default()),
+                    reinvocation_policy: Some("Never".to_owned()),
+                    rules: Some(vec![RuleWithOperations {
+                        api_groups: Some(vec![String::new()]),
+                        api_versions: Some(vec!["v1".to_owned()]),
+                        operations: Some(vec!["CREATE".to_owned()]),
+                        resources: Some(vec!["pods".to_owned()]),
+                        scope: Some("Namespaced".to_owned()),
+                    }]),
+                    side_effects: "None".to_owned(),
+                    timeout_seconds: Some(options.timeout_seconds),
+                    match_conditions: None,
+                },
+                crr_webhook,
+            ]
+            .into_iter()
+            .chain(super::workload_configuration::mutating_webhooks(
+                options, ca_bundle,
+            ))
+            .collect(),
+        ),
     }
 }
 

@@ -18,7 +18,10 @@
 //! * [`review_body`]: the body of every webhook request: one size limit, oversized reviews refused as reviews;
 //! * [`configuration`]: the MutatingWebhookConfiguration (caBundle, failure policy, namespace exclusions);
 //! * [`validating_configuration`]: the ValidatingWebhookConfiguration of the SidecarSet webhook;
-//! * [`registration`]: writing both while leading, removing them at shutdown.
+//! * [`registration`]: writing both while leading, removing them at shutdown;
+//! * [`workload_kind`], [`workload_defaulting`], [`workload_validation`], [`workload_admission`]: the
+//!   defaulting and validating webhooks of CloneSet, Advanced StatefulSet, Advanced DaemonSet, BroadcastJob,
+//!   AdvancedCronJob and ImagePullJob; [`workload_configuration`]: their entries in both configurations.
 
 pub mod admission;
 pub mod cert_secret;
@@ -39,3 +42,8 @@ pub mod sidecarset_admission;
 pub mod sidecarset_injection;
 pub mod tls;
 pub mod validating_configuration;
+pub mod workload_admission;
+pub mod workload_configuration;
+pub mod workload_defaulting;
+pub mod workload_kind;
+pub mod workload_validation;

@@ -1,5 +1,6 @@
 //! The ValidatingWebhookConfiguration that sends SidecarSet creations and updates to the SidecarSet
-//! validating webhook ([`super::sidecarset_admission`]), built as a value (pure; written by
+//! validating webhook ([`super::sidecarset_admission`]) and the workloads to theirs
+//! ([`super::workload_configuration`]), built as a value (pure; written by
 //! [`super::registration`]), caBundle included.
 //!
 //! The rule names v1beta1 with `matchPolicy: Equivalent`, so v1alpha1 requests reach the webhook converted
@@ -52,25 +53,32 @@ pub fn validating_webhook_configuration(
             )])),
             ..ObjectMeta::default()
         },
-        webhooks: Some(vec![ValidatingWebhook {
-            name: SIDECARSET_WEBHOOK_NAME.to_owned(),
-            admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
-            client_config: client_config(&options.target, ca_bundle, VALIDATE_SIDECARSET_PATH),
-            failure_policy: Some(options.failure_policy.as_str().to_owned()),
-            match_policy: Some("Equivalent".to_owned()),
-            namespace_selector: None,
-            object_selector: Some(LabelSelector::default()),
-            rules: Some(vec![RuleWithOperations {
-                api_groups: Some(vec!["apps.kruise.io".to_owned()]),
-                api_versions: Some(vec!["v1beta1".to_owned()]),
-                operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
-                resources: Some(vec!["sidecarsets".to_owned()]),
-                scope: Some("Cluster".to_owned()),
-            }]),
-            side_effects: "None".to_owned(),
-            timeout_seconds: Some(options.timeout_seconds),
-            match_conditions: None,
-        }]),
+        webhooks: Some(
+            vec![ValidatingWebhook {
+                name: SIDECARSET_WEBHOOK_NAME.to_owned(),
+                admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
+                client_config: client_config(&options.target, ca_bundle, VALIDATE_SIDECARSET_PATH),
+                failure_policy: Some(options.failure_policy.as_str().to_owned()),
+                match_policy: Some("Equivalent".to_owned()),
+                namespace_selector: None,
+                object_selector: Some(LabelSelector::default()),
+                rules: Some(vec![RuleWithOperations {
+                    api_groups: Some(vec!["apps.kruise.io".to_owned()]),
+                    api_versions: Some(vec!["v1beta1".to_owned()]),
+                    operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
+                    resources: Some(vec!["sidecarsets".to_owned()]),
+                    scope: Some("Cluster".to_owned()),
+                }]),
+                side_effects: "None".to_owned(),
+                timeout_seconds: Some(options.timeout_seconds),
+                match_conditions: None,
+            }]
+            .into_iter()
+            .chain(super::workload_configuration::validating_webhooks(
+                options, ca_bundle,
+            ))
+            .collect(),
+        ),
     }
 }
 

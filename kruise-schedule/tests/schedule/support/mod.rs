@@ -21,3 +21,5 @@ pub mod cron;
 pub mod daemonset;
 /// CloneSet builders, planning helpers and the fleet simulation (`cloneset_*`, `sort_orders`).
 pub mod rollout;
+/// Validation table rows (`validation_*`).
+pub mod validation_table;
