@@ -17,7 +17,9 @@
     clippy::panic
 )]
 
+mod advanced_statefulset;
 mod api_server_restart;
+mod asts_env;
 mod audit_log;
 mod cloneset_bounds;
 mod cloneset_env;
@@ -144,6 +146,41 @@ const SCENARIOS: &[(&str, Scenario)] = &[
             c,
         ))
     }),
+    (
+        "advanced_statefulset_seed_demo_partition_holds_and_releases",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_seed_demo_partition_holds_and_releases(
+                    c,
+                ),
+            )
+        },
+    ),
+    (
+        "advanced_statefulset_in_place_parallel_within_max_unavailable",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_in_place_parallel_within_max_unavailable(
+                    c,
+                ),
+            )
+        },
+    ),
+    ("advanced_statefulset_reserve_ordinals_skip_ordinals", |c| {
+        Box::pin(advanced_statefulset::advanced_statefulset_reserve_ordinals_skip_ordinals(c))
+    }),
+    (
+        "advanced_statefulset_scale_down_deletes_highest_ordinals_and_claims",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_scale_down_deletes_highest_ordinals_and_claims(c))
+        },
+    ),
+    (
+        "advanced_statefulset_rollout_survives_manager_restart",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_rollout_survives_manager_restart(c))
+        },
+    ),
     ("cloneset_survives_an_api_server_restart", |c| {
         Box::pin(api_server_restart::cloneset_survives_an_api_server_restart(
             c,

@@ -1,0 +1,378 @@
+//! The Advanced StatefulSet controller against the real API server, its pods run by the node simulator:
+//! the tutorial's web demo (5 pods under `Parallel`, a new image held by partition 4 and then released,
+//! never more than `maxUnavailable` 3 pods unavailable); an in-place rollout under `Parallel` with
+//! `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
+//! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
+//! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a killed manager restarted
+//! mid-rollout finishing it with the same pods.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::{Result, bail, ensure};
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
+use serde_json::{Value, json};
+
+use crate::asts_env::{
+    ROLLOUT_WAIT, create, images, manager, patch, running, sets, start, statefulset,
+    wait_rolled_out,
+};
+use crate::cloneset_env::{Env, describe, identities, is_ready, lifecycle, restarts, revision};
+use crate::pod_watch::PodWatch;
+use crate::support::{Cluster, wait_for};
+
+/// The tutorial's manifests (user documentation, copied from the seed).
+const WEB_V1: &str = include_str!("fixtures/advanced-sts-web-v1.yaml");
+const WEB_V2: &str = include_str!("fixtures/advanced-sts-web-v2.yaml");
+const WEB_V3: &str = include_str!("fixtures/advanced-sts-web-v3.yaml");
+
+const WEB: [&str; 5] = ["web-0", "web-1", "web-2", "web-3", "web-4"];
+
+fn fixture(text: &str) -> Result<Value> {
+    Ok(serde_yaml::from_str(text)?)
+}
+
+/// The pod template's readiness gate an in-place update needs, and in-place updates under `Parallel`
+/// with `maxUnavailable`.
+fn in_place(max_unavailable: i32) -> Value {
+    json!({
+        "podManagementPolicy": "Parallel",
+        "updateStrategy": {"rollingUpdate": {
+            "podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": max_unavailable}},
+        "template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}},
+    })
+}
+
+async fn set_image(env: &Env, name: &str, image: &str) -> Result<()> {
+    patch(
+        env,
+        name,
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": image}]}}}}),
+    )
+    .await?;
+    Ok(())
+}
+
+pub async fn advanced_statefulset_seed_demo_partition_holds_and_releases(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-demo", "asts-demo").await?;
+    let result = seed_demo(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn seed_demo(env: &Env) -> Result<()> {
+    create(env, fixture(WEB_V1)?).await?;
+    // The tutorial's untagged image is reported as `nginx:latest`.
+    wait_rolled_out(env, "web", "nginx", &WEB, "nginx", "nginx:latest").await?;
+    let watch = PodWatch::start(env.pods_api(), "nginx");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // v2: the new image, partition 4: only web-4 (slot index 4) is updated.
+    patch(env, "web", json!({"spec": fixture(WEB_V2)?["spec"]})).await?;
+    let at = |pods: &[Pod], image: &str| -> Vec<String> {
+        pods.iter()
+            .filter(|p| is_ready(p) && running(p, "nginx").as_deref() == Some(image))
+            .map(ResourceExt::name_any)
+            .collect()
+    };
+    wait_for(
+        "web-4 updated, web-0..3 held by partition 4",
+        ROLLOUT_WAIT,
+        || async {
+            let pods = env.pods("nginx").await?;
+            let status = sets(env).get("web").await?.status.unwrap_or_default();
+            Ok((at(&pods, "nginx:1.7.9") == ["web-4"]
+                && at(&pods, "nginx:latest").len() == 4
+                && status.updated_ready_replicas == 1)
+                .then_some(()))
+        },
+    )
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let pods = env.pods("nginx").await?;
+    ensure!(
+        at(&pods, "nginx:latest").len() == 4,
+        "the partition did not hold: {:?}",
+        images(&pods, "nginx")
+    );
+    let status = sets(env).get("web").await?.status.unwrap_or_default();
+    ensure!(
+        status.current_revision != status.update_revision,
+        "current revision moved before the rollout ended"
+    );
+    // v3: partition 0 releases the rest, at most maxUnavailable 3 at a time.
+    patch(env, "web", json!({"spec": fixture(WEB_V3)?["spec"]})).await?;
+    let after = wait_rolled_out(env, "web", "nginx", &WEB, "nginx", "nginx:1.7.9").await;
+    let seen = watch.stop();
+    after?;
+    seen.check(3, 5)?;
+    let reasons = env.event_reasons("web").await?;
+    let count = |reason: &str| reasons.iter().filter(|(r, _)| r == reason).count();
+    // Identical Events (the same pod created again) are counted in one Event's series.
+    ensure!(
+        count("SuccessfulCreate") >= 5 && count("SuccessfulDelete") >= 5,
+        "{} SuccessfulCreate, {} SuccessfulDelete Events: {reasons:?}",
+        count("SuccessfulCreate"),
+        count("SuccessfulDelete")
+    );
+    ensure!(
+        reasons.iter().any(|(r, message)| r == "SuccessfulCreate"
+            && message == "create Pod web-4 in StatefulSet web successful"),
+        "upstream's Event message: {reasons:?}"
+    );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_in_place_parallel_within_max_unavailable(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-inplace", "asts-inplace").await?;
+    let result = in_place_rollout(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn in_place_rollout(env: &Env) -> Result<()> {
+    let names = ["web-0", "web-1", "web-2", "web-3", "web-4"];
+    create(env, statefulset("web", 5, "nginx:1.25", in_place(2))).await?;
+    let before = wait_rolled_out(env, "web", "web", &names, "main", "nginx:1.25").await?;
+    let watch = PodWatch::start(env.pods_api(), "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    set_image(env, "web", "nginx:1.26").await?;
+    let after = wait_rolled_out(env, "web", "web", &names, "main", "nginx:1.26").await;
+    let seen = watch.stop();
+    let after = after?;
+    seen.check(2, 5)?;
+    ensure!(
+        seen.max_unavailable >= 1,
+        "the watch never saw a pod updating"
+    );
+    ensure!(
+        identities(&before) == identities(&after),
+        "pods changed identity:\nbefore {:?}\nafter  {:?}",
+        identities(&before),
+        identities(&after)
+    );
+    for (old, new) in before.iter().zip(&after) {
+        ensure!(
+            restarts(new) == restarts(old) + 1,
+            "restartCount of {}",
+            describe(new)
+        );
+    }
+    let in_place = env
+        .event_reasons("web")
+        .await?
+        .into_iter()
+        .filter(|(reason, _)| reason == "SuccessfulUpdatePodInPlace")
+        .count();
+    ensure!(
+        in_place == 5,
+        "{in_place} SuccessfulUpdatePodInPlace Events"
+    );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_reserve_ordinals_skip_ordinals(cluster: &Cluster) -> Result<()> {
+    let env = start(cluster, "e2e-asts-reserve", "asts-reserve").await?;
+    let result = reserve(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn reserve(env: &Env) -> Result<()> {
+    create(
+        env,
+        statefulset(
+            "web",
+            3,
+            "nginx:1.25",
+            json!({"podManagementPolicy": "Parallel", "reserveOrdinals": [1]}),
+        ),
+    )
+    .await?;
+    let before = wait_rolled_out(
+        env,
+        "web",
+        "web",
+        &["web-0", "web-2", "web-3"],
+        "main",
+        "nginx:1.25",
+    )
+    .await?;
+    // Reserving 2 as well moves that pod to the next free ordinal; the others stay.
+    patch(env, "web", json!({"spec": {"reserveOrdinals": [1, 2]}})).await?;
+    let after = wait_rolled_out(
+        env,
+        "web",
+        "web",
+        &["web-0", "web-3", "web-4"],
+        "main",
+        "nginx:1.25",
+    )
+    .await?;
+    let kept = |pods: &[Pod]| -> BTreeSet<String> {
+        pods.iter()
+            .filter(|p| p.name_any() != "web-2" && p.name_any() != "web-4")
+            .map(|p| p.uid().unwrap_or_default())
+            .collect()
+    };
+    ensure!(
+        kept(&before) == kept(&after),
+        "web-0 and web-3 were replaced"
+    );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_scale_down_deletes_highest_ordinals_and_claims(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-scale", "asts-scale").await?;
+    let result = scale_down(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn scale_down(env: &Env) -> Result<()> {
+    create(
+        env,
+        statefulset(
+            "db",
+            3,
+            "nginx:1.25",
+            json!({
+                "podManagementPolicy": "Parallel",
+                "persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"},
+                "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                    "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}],
+            }),
+        ),
+    )
+    .await?;
+    let pods = wait_rolled_out(
+        env,
+        "db",
+        "db",
+        &["db-0", "db-1", "db-2"],
+        "main",
+        "nginx:1.25",
+    )
+    .await?;
+    for pod in &pods {
+        let claim = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.volumes.as_ref())
+            .and_then(|volumes| volumes.iter().find(|v| v.name == "data"))
+            .and_then(|v| v.persistent_volume_claim.as_ref())
+            .map(|c| c.claim_name.clone());
+        ensure!(
+            claim.as_deref() == Some(&format!("data-{}", pod.name_any())),
+            "{} mounts {claim:?}",
+            pod.name_any()
+        );
+    }
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), &env.namespace);
+    let live_claims = || async {
+        let list = claims.list(&ListParams::default()).await?;
+        Ok::<_, anyhow::Error>(
+            list.items
+                .into_iter()
+                .filter(|c| c.metadata.deletion_timestamp.is_none())
+                .map(|c| c.name_any())
+                .collect::<Vec<_>>(),
+        )
+    };
+    ensure!(
+        live_claims().await? == ["data-db-0", "data-db-1", "data-db-2"],
+        "claims {:?}",
+        live_claims().await?
+    );
+    patch(env, "db", json!({"spec": {"replicas": 1}})).await?;
+    wait_rolled_out(env, "db", "db", &["db-0"], "main", "nginx:1.25").await?;
+    // The garbage collector deletes the claims the scaled-down pods owned (with the pvc-protection
+    // finalizer and no controller to lift it, they stay Terminating: deleted, not gone).
+    wait_for(
+        "the claims of db-1 and db-2 deleted, db-0's kept",
+        ROLLOUT_WAIT,
+        || async {
+            let live = live_claims().await?;
+            Ok((live == ["data-db-0"]).then_some(()))
+        },
+    )
+    .await?;
+    let kept = claims.get("data-db-0").await?;
+    ensure!(
+        kept.owner_references().is_empty(),
+        "whenDeleted: Retain keeps the claim free of owners: {:?}",
+        kept.owner_references()
+    );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_rollout_survives_manager_restart(
+    cluster: &Cluster,
+) -> Result<()> {
+    let namespace = "e2e-asts-restart";
+    let mut config = crate::cloneset_env::simulator_config(namespace);
+    // Slow restarts, so the manager dies while updates are in flight.
+    config.restart_delay = Duration::from_secs(2);
+    let mut env = Env::with_simulator(cluster, namespace, config).await?;
+    env.manager = Some(manager(cluster, namespace, "asts-restart-1").await?);
+    let result = restart(cluster, &mut env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn restart(cluster: &Cluster, env: &mut Env) -> Result<()> {
+    crate::asts_env::wait_for_api(env).await?;
+    let names = ["web-0", "web-1", "web-2", "web-3"];
+    create(env, statefulset("web", 4, "nginx:1.25", in_place(1))).await?;
+    let before = wait_rolled_out(env, "web", "web", &names, "main", "nginx:1.25").await?;
+    set_image(env, "web", "nginx:1.26").await?;
+    wait_for("the rollout under way", ROLLOUT_WAIT, || async {
+        let pods = env.pods("web").await?;
+        let started = pods
+            .iter()
+            .filter(|p| {
+                lifecycle(p) == "Updating" || running(p, "main").as_deref() == Some("nginx:1.26")
+            })
+            .count();
+        Ok((1..4).contains(&started).then_some(()))
+    })
+    .await?;
+    let Some(killed) = env.manager.take() else {
+        bail!("no manager to kill");
+    };
+    killed.kill().await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let stalled = env.pods("web").await?;
+    ensure!(
+        stalled
+            .iter()
+            .any(|p| running(p, "main").as_deref() == Some("nginx:1.25")),
+        "the rollout finished without a manager"
+    );
+    env.manager = Some(manager(cluster, &env.namespace, "asts-restart-2").await?);
+    let after = wait_rolled_out(env, "web", "web", &names, "main", "nginx:1.26").await?;
+    ensure!(
+        identities(&before) == identities(&after),
+        "pods were lost or added across the restart:\nbefore {:?}\nafter  {:?}",
+        identities(&before),
+        identities(&after)
+    );
+    for pod in &after {
+        ensure!(
+            restarts(pod) == 1,
+            "{} restarted {} times",
+            pod.name_any(),
+            restarts(pod)
+        );
+    }
+    let revisions: BTreeSet<String> = after.iter().map(revision).collect();
+    ensure!(revisions.len() == 1, "{revisions:?}");
+    Ok(())
+}
