@@ -306,7 +306,7 @@ async fn truncate_history(
 ) {
     let mut live: BTreeSet<&str> = pods
         .iter()
-        .map(|pod| kruise_api::pod::revision(pod))
+        .map(kruise_api::pod::revision)
         .collect();
     live.insert(current);
     live.insert(update);
