@@ -183,3 +183,43 @@ impl Shared {
         self.with_expectations(|e, _| e.forget_version(object));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{Request, Response};
+
+    use super::*;
+    use crate::metrics::Metrics;
+
+    /// A client whose API server answers 404 to everything.
+    fn offline_client() -> Client {
+        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
+            Ok::<_, std::convert::Infallible>(
+                Response::builder()
+                    .status(404)
+                    .body(kube::client::Body::empty())
+                    .unwrap(),
+            )
+        });
+        Client::new(service, "default")
+    }
+
+    #[tokio::test]
+    async fn an_invalid_spec_value_is_reported_once_until_it_changes() {
+        let client = offline_client();
+        let shared = Shared::new(
+            client.clone(),
+            &Informers::new(client),
+            EventSink::disabled(),
+            Options::default(),
+            Metrics::new().controller("statefulset"),
+        );
+        assert!(shared.report_invalid_spec("a", "spec.reserveOrdinals[0]: \"x\""));
+        assert!(!shared.report_invalid_spec("a", "spec.reserveOrdinals[0]: \"x\""));
+        assert!(shared.report_invalid_spec("b", "spec.reserveOrdinals[0]: \"x\""));
+        assert!(shared.report_invalid_spec("a", "spec.reserveOrdinals[1]: \"1-\""));
+        shared.forget_statefulset("a");
+        assert!(shared.report_invalid_spec("a", "spec.reserveOrdinals[1]: \"1-\""));
+        assert!(!shared.all_synced(), "nothing listed yet");
+    }
+}

@@ -304,10 +304,7 @@ async fn truncate_history(
     current: &str,
     update: &str,
 ) {
-    let mut live: BTreeSet<&str> = pods
-        .iter()
-        .map(kruise_api::pod::revision)
-        .collect();
+    let mut live: BTreeSet<&str> = pods.iter().map(kruise_api::pod::revision).collect();
     live.insert(current);
     live.insert(update);
     for revision in to_truncate(sorted, &live, set.spec.revision_history_limit) {
