@@ -1,6 +1,6 @@
 //! The Advanced StatefulSet controller against the real API server, its pods run by the node simulator:
 //! the tutorial's web demo (5 pods under `Parallel`, a new image held by partition 4 and then released,
-//! never more than `maxUnavailable` 3 pods unavailable); an in-place rollout under `Parallel` with
+//! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time; an in-place rollout under `Parallel` with
 //! `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
 //! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
 //! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a killed manager restarted
@@ -374,5 +374,42 @@ async fn restart(cluster: &Cluster, env: &mut Env) -> Result<()> {
     }
     let revisions: BTreeSet<String> = after.iter().map(revision).collect();
     ensure!(revisions.len() == 1, "{revisions:?}");
+    Ok(())
+}
+
+pub async fn advanced_statefulset_ordered_ready_creates_one_at_a_time(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-ordered", "asts-ordered").await?;
+    let result = ordered_ready(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn ordered_ready(env: &Env) -> Result<()> {
+    let watch = PodWatch::start(env.pods_api(), "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The default podManagementPolicy, OrderedReady: each pod waits for the one before to be Ready.
+    create(env, statefulset("web", 3, "nginx:1.25", json!({}))).await?;
+    let pods = wait_rolled_out(
+        env,
+        "web",
+        "web",
+        &["web-0", "web-1", "web-2"],
+        "main",
+        "nginx:1.25",
+    )
+    .await;
+    let seen = watch.stop();
+    let pods = pods?;
+    seen.check(1, 3)?;
+    let created: Vec<_> = pods
+        .iter()
+        .map(|p| p.metadata.creation_timestamp.clone().map(|t| t.0))
+        .collect();
+    ensure!(
+        created.windows(2).all(|pair| pair[0] <= pair[1]),
+        "pods were not created in ordinal order: {created:?}"
+    );
     Ok(())
 }

@@ -157,6 +157,14 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         },
     ),
     (
+        "advanced_statefulset_ordered_ready_creates_one_at_a_time",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_ordered_ready_creates_one_at_a_time(c),
+            )
+        },
+    ),
+    (
         "advanced_statefulset_in_place_parallel_within_max_unavailable",
         |c| {
             Box::pin(
