@@ -1,17 +1,18 @@
 //! The Advanced StatefulSet controller against the real API server, its pods run by the node simulator:
 //! the tutorial's web demo (5 pods under `Parallel`, a new image held by partition 4 and then released,
-//! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time; an in-place rollout under `Parallel` with
-//! `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
-//! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
-//! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a killed manager restarted
-//! mid-rollout finishing it with the same pods.
+//! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time; an
+//! in-place rollout under `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the
+//! budget on any watch event; `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved
+//! one); a scale-down that deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a
+//! preDelete hook holding a scale-down until released; a killed manager restarted mid-rollout finishing it
+//! with the same pods.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Result, bail, ensure};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::api::ListParams;
+use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
@@ -411,5 +412,56 @@ async fn ordered_ready(env: &Env) -> Result<()> {
         created.windows(2).all(|pair| pair[0] <= pair[1]),
         "pods were not created in ordinal order: {created:?}"
     );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_pre_delete_hook_holds_scale_down(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-hook", "asts-hook").await?;
+    let result = pre_delete_hook(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn pre_delete_hook(env: &Env) -> Result<()> {
+    let hook = "example.io/block-deleting";
+    create(
+        env,
+        statefulset(
+            "web",
+            2,
+            "nginx:1.25",
+            json!({
+                "podManagementPolicy": "Parallel",
+                "template": {"metadata": {"labels": {"app": "web", hook: "true"}}},
+                "lifecycle": {"preDelete": {"labelsHandler": {hook: "true"}}},
+            }),
+        ),
+    )
+    .await?;
+    wait_rolled_out(env, "web", "web", &["web-0", "web-1"], "main", "nginx:1.25").await?;
+    patch(env, "web", json!({"spec": {"replicas": 1}})).await?;
+    wait_for("web-1 held in PreparingDelete", ROLLOUT_WAIT, || async {
+        let pod = env.pods_api().get("web-1").await?;
+        Ok((lifecycle(&pod) == "PreparingDelete").then_some(()))
+    })
+    .await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let held = env.pods_api().get("web-1").await?;
+    ensure!(
+        lifecycle(&held) == "PreparingDelete" && held.metadata.deletion_timestamp.is_none(),
+        "the hook did not hold the deletion: {}",
+        describe(&held)
+    );
+    // Release: the pod is deleted.
+    env.pods_api()
+        .patch(
+            "web-1",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": {hook: null}}})),
+        )
+        .await?;
+    wait_rolled_out(env, "web", "web", &["web-0"], "main", "nginx:1.25").await?;
     Ok(())
 }

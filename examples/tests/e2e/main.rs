@@ -184,6 +184,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         },
     ),
     (
+        "advanced_statefulset_pre_delete_hook_holds_scale_down",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_pre_delete_hook_holds_scale_down(c))
+        },
+    ),
+    (
         "advanced_statefulset_rollout_survives_manager_restart",
         |c| {
             Box::pin(advanced_statefulset::advanced_statefulset_rollout_survives_manager_restart(c))

@@ -1,9 +1,10 @@
 //! Carrying out an Advanced StatefulSet plan in the planned order, stopping at the first failure: runs of
-//! creations (each pod after its claims) are sent together, everything else one by one. Every pod create
+//! creations (each pod after its claims) are sent together, at most [`CONCURRENT_CREATIONS`] at a time,
+//! everything else one by one. Every pod create
 //! and delete is announced to the expectations before it is sent (and withdrawn if it fails), every pod
 //! write records the `resourceVersion` it produced, and every outcome becomes an Event.
 
-use futures::future::join_all;
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::statefulset::{Action, ActionKind, Plan, SpecificKind};
@@ -18,6 +19,10 @@ use crate::actions::{self, ActionError};
 use crate::cloneset::execute::failed_test_is_conflict;
 use crate::cloneset::watch::key_of;
 use crate::expectations::Operation;
+
+/// The most pod creations (each with its claims) in flight at once: a `Parallel` StatefulSet plans every
+/// missing pod in one pass, and thousands of requests at once would only queue in the client.
+pub const CONCURRENT_CREATIONS: usize = 16;
 
 /// The StatefulSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -106,12 +111,14 @@ pub async fn execute(
                         .await
                         .map_err(fail)?;
                 }
-                let results = join_all(
-                    creations
-                        .iter()
-                        .map(|creation| create_one(shared, subject, &pods, &claims, creation)),
-                )
-                .await;
+                let sends: Vec<_> = creations
+                    .iter()
+                    .map(|creation| create_one(shared, subject, &pods, &claims, creation))
+                    .collect();
+                let results: Vec<_> = futures::stream::iter(sends)
+                    .buffer_unordered(CONCURRENT_CREATIONS)
+                    .collect()
+                    .await;
                 let mut first_error = None;
                 for result in results {
                     match result {
