@@ -1,11 +1,11 @@
 //! The Advanced StatefulSet controller against the real API server, its pods run by the node simulator:
 //! the tutorial's web demo (5 pods under `Parallel`, a new image held by partition 4 and then released,
-//! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time; an
-//! in-place rollout under `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the
-//! budget on any watch event; `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved
-//! one); a scale-down that deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a
-//! preDelete hook holding a scale-down until released; a killed manager restarted mid-rollout finishing it
-//! with the same pods.
+//! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time, the
+//! next only once the one before has been Ready for `minReadySeconds`; an in-place rollout under
+//! `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
+//! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
+//! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a preDelete hook holding a
+//! scale-down until released; a killed manager restarted mid-rollout finishing it with the same pods.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -463,5 +463,65 @@ async fn pre_delete_hook(env: &Env) -> Result<()> {
         )
         .await?;
     wait_rolled_out(env, "web", "web", &["web-0"], "main", "nginx:1.25").await?;
+    Ok(())
+}
+
+pub async fn advanced_statefulset_min_ready_seconds_spaces_ordered_creations(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-minready", "asts-minready").await?;
+    let result = min_ready_seconds(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+/// When `pod` became Ready (its Ready condition's transition time).
+fn ready_since(pod: &Pod) -> Option<k8s_openapi::jiff::Timestamp> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status == "True")?
+        .last_transition_time
+        .as_ref()
+        .map(|t| t.0)
+}
+
+async fn min_ready_seconds(env: &Env) -> Result<()> {
+    // OrderedReady creates the next pod only once the one before has been available (Ready for
+    // minReadySeconds): a lower bound on the gap, whatever the machine's speed.
+    let min_ready = 3;
+    create(
+        env,
+        statefulset(
+            "web",
+            2,
+            "nginx:1.25",
+            json!({"updateStrategy": {"rollingUpdate": {"minReadySeconds": min_ready}}}),
+        ),
+    )
+    .await?;
+    let pods =
+        wait_rolled_out(env, "web", "web", &["web-0", "web-1"], "main", "nginx:1.25").await?;
+    let first_ready = ready_since(&pods[0]);
+    let second_created = pods[1].metadata.creation_timestamp.as_ref().map(|t| t.0);
+    let (Some(first_ready), Some(second_created)) = (first_ready, second_created) else {
+        bail!(
+            "no Ready time or creation time: {:?}",
+            pods.iter().map(describe).collect::<Vec<_>>()
+        );
+    };
+    // Both times are whole seconds: allow one second of rounding.
+    let gap = second_created.as_second() - first_ready.as_second();
+    ensure!(
+        gap >= i64::from(min_ready) - 1,
+        "web-1 was created {gap}s after web-0 became Ready (minReadySeconds {min_ready})"
+    );
+    wait_for("availableReplicas 2", ROLLOUT_WAIT, || async {
+        let status = sets(env).get("web").await?.status.unwrap_or_default();
+        Ok((status.available_replicas == 2).then_some(()))
+    })
+    .await?;
     Ok(())
 }

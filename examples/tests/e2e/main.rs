@@ -184,6 +184,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         },
     ),
     (
+        "advanced_statefulset_min_ready_seconds_spaces_ordered_creations",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_min_ready_seconds_spaces_ordered_creations(c))
+        },
+    ),
+    (
         "advanced_statefulset_pre_delete_hook_holds_scale_down",
         |c| {
             Box::pin(advanced_statefulset::advanced_statefulset_pre_delete_hook_holds_scale_down(c))
