@@ -4,7 +4,8 @@
 //! next only once the one before has been Ready for `minReadySeconds`; an in-place rollout under
 //! `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
 //! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
-//! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; a preDelete hook holding a
+//! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; with `whenDeleted: Delete`,
+//! claims kept on scale-down and deleted with the StatefulSet; a preDelete hook holding a
 //! scale-down until released; a killed manager restarted mid-rollout finishing it with the same pods.
 
 use std::collections::BTreeSet;
@@ -522,6 +523,76 @@ async fn min_ready_seconds(env: &Env) -> Result<()> {
         let status = sets(env).get("web").await?.status.unwrap_or_default();
         Ok((status.available_replicas == 2).then_some(()))
     })
+    .await?;
+    Ok(())
+}
+
+pub async fn advanced_statefulset_claims_deleted_with_the_set_when_deleted_delete(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-whendeleted", "asts-whendeleted").await?;
+    let result = deleted_with_the_set(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn deleted_with_the_set(env: &Env) -> Result<()> {
+    let set = create(
+        env,
+        statefulset(
+            "db",
+            2,
+            "nginx:1.25",
+            json!({
+                "podManagementPolicy": "Parallel",
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
+                "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                    "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}],
+            }),
+        ),
+    )
+    .await?;
+    wait_rolled_out(env, "db", "db", &["db-0", "db-1"], "main", "nginx:1.25").await?;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(env.client.clone(), &env.namespace);
+    let uid = set.uid().unwrap_or_default();
+    wait_for(
+        "both claims owned by the StatefulSet",
+        ROLLOUT_WAIT,
+        || async {
+            let list = claims.list(&ListParams::default()).await?;
+            let owned = list
+                .items
+                .iter()
+                .filter(|c| c.owner_references().iter().any(|o| o.uid == uid))
+                .count();
+            Ok((owned == 2).then_some(()))
+        },
+    )
+    .await?;
+    // Scaling down keeps the claim (whenScaled: Retain) ...
+    patch(env, "db", json!({"spec": {"replicas": 1}})).await?;
+    wait_rolled_out(env, "db", "db", &["db-0"], "main", "nginx:1.25").await?;
+    let kept = claims.get("data-db-1").await?;
+    ensure!(
+        kept.metadata.deletion_timestamp.is_none(),
+        "whenScaled: Retain deleted data-db-1"
+    );
+    // ... deleting the StatefulSet deletes both (the garbage collector follows the owner references).
+    sets(env)
+        .delete("db", &kube::api::DeleteParams::background())
+        .await?;
+    wait_for(
+        "both claims deleted with the StatefulSet",
+        ROLLOUT_WAIT,
+        || async {
+            let list = claims.list(&ListParams::default()).await?;
+            Ok(list
+                .items
+                .iter()
+                .all(|c| c.metadata.deletion_timestamp.is_some())
+                .then_some(()))
+        },
+    )
     .await?;
     Ok(())
 }

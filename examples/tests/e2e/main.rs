@@ -190,6 +190,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         },
     ),
     (
+        "advanced_statefulset_claims_deleted_with_the_set_when_deleted_delete",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_claims_deleted_with_the_set_when_deleted_delete(c))
+        },
+    ),
+    (
         "advanced_statefulset_pre_delete_hook_holds_scale_down",
         |c| {
             Box::pin(advanced_statefulset::advanced_statefulset_pre_delete_hook_holds_scale_down(c))
