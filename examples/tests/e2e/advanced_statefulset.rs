@@ -5,7 +5,8 @@
 //! `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
 //! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
 //! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; with `whenDeleted: Delete`,
-//! claims kept on scale-down and deleted with the StatefulSet; a preDelete hook holding a
+//! claims kept on scale-down and deleted with the StatefulSet; a v1alpha1 StatefulSet through the conversion
+//! webhook, its status read back in v1alpha1; a preDelete hook holding a
 //! scale-down until released; a killed manager restarted mid-rollout finishing it with the same pods.
 
 use std::collections::BTreeSet;
@@ -13,7 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail, ensure};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::api::{ListParams, Patch, PatchParams};
+use kruise_api::apps::v1alpha1;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
@@ -21,7 +23,10 @@ use crate::asts_env::{
     ROLLOUT_WAIT, create, images, manager, patch, running, sets, start, statefulset,
     wait_rolled_out,
 };
-use crate::cloneset_env::{Env, describe, identities, is_ready, lifecycle, restarts, revision};
+use crate::cloneset_env::{
+    Env, ManagerHandle, describe, identities, is_ready, lifecycle, restarts, revision,
+};
+use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::pod_watch::PodWatch;
 use crate::support::{Cluster, wait_for};
 
@@ -594,5 +599,67 @@ async fn deleted_with_the_set(env: &Env) -> Result<()> {
         },
     )
     .await?;
+    Ok(())
+}
+
+pub async fn advanced_statefulset_v1alpha1_through_the_conversion_webhook(
+    cluster: &Cluster,
+) -> Result<()> {
+    if cluster.external {
+        eprintln!(
+            "    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on this machine's loopback)"
+        );
+        return Ok(());
+    }
+    let namespace = "e2e-asts-alpha";
+    let mut env = Env::without_manager(cluster, namespace).await?;
+    let args: Vec<String> = vec![
+        format!("--namespace={namespace}"),
+        "--leader-elect=false".into(),
+        format!("--statefulset-namespace={namespace}"),
+        "--shutdown-timeout=5s".into(),
+    ];
+    let process = ManagerProcess::spawn(cluster, "asts-alpha", &args, Webhooks::Served, &[]).await;
+    let result = match process {
+        Ok(process) => {
+            env.manager = Some(ManagerHandle::Child(Box::new(process)));
+            v1alpha1_set(&env).await
+        }
+        Err(error) => Err(error),
+    };
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn v1alpha1_set(env: &Env) -> Result<()> {
+    let alpha: Api<v1alpha1::StatefulSet> = Api::namespaced(env.client.clone(), &env.namespace);
+    let mut object = statefulset(
+        "web",
+        2,
+        "nginx:1.25",
+        json!({"podManagementPolicy": "Parallel"}),
+    );
+    object["apiVersion"] = json!("apps.kruise.io/v1alpha1");
+    object["metadata"]["namespace"] = json!(env.namespace);
+    let set: v1alpha1::StatefulSet = serde_json::from_value(object)?;
+    // The API server picks the CRD's conversion webhook up asynchronously.
+    wait_for("a v1alpha1 StatefulSet created", ROLLOUT_WAIT, || async {
+        Ok(alpha.create(&PostParams::default(), &set).await.ok())
+    })
+    .await?;
+    wait_rolled_out(env, "web", "web", &["web-0", "web-1"], "main", "nginx:1.25").await?;
+    // The status the controller wrote (v1beta1) reads back through v1alpha1.
+    let status = alpha.get("web").await?.status.unwrap_or_default();
+    ensure!(
+        (
+            status.replicas,
+            status.ready_replicas,
+            status.updated_replicas
+        ) == (2, 2, 2)
+            && !status.update_revision.is_empty()
+            && status.current_revision == status.update_revision
+            && status.label_selector == "app=web",
+        "v1alpha1 status {status:?}"
+    );
     Ok(())
 }

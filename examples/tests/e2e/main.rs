@@ -196,6 +196,16 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         },
     ),
     (
+        "advanced_statefulset_v1alpha1_through_the_conversion_webhook",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_v1alpha1_through_the_conversion_webhook(
+                    c,
+                ),
+            )
+        },
+    ),
+    (
         "advanced_statefulset_pre_delete_hook_holds_scale_down",
         |c| {
             Box::pin(advanced_statefulset::advanced_statefulset_pre_delete_hook_holds_scale_down(c))
