@@ -148,9 +148,16 @@ pub async fn execute(
                 let Some(claim) = subject.claims.get(*claim) else {
                     continue;
                 };
-                write_claim_owners(subject, &claims, claim, owner_references)
+                let written = write_claim_owners(subject, &claims, claim, owner_references)
                     .await
                     .map_err(fail)?;
+                // The next plan waits for the cache to show it (else it would plan the same write).
+                if let Some(version) = written.resource_version() {
+                    shared.expect_version(
+                        &key_of("pvc", subject.namespace, &claim.name_any()),
+                        &version,
+                    );
+                }
                 executed.patched += 1;
             }
             kind => {
@@ -336,13 +343,14 @@ async fn delete_pod(
     Ok(())
 }
 
-/// Replaces the claim's owner references, conditional on the `resourceVersion` it was read at.
+/// Replaces the claim's owner references, conditional on the `resourceVersion` it was read at; the claim
+/// as written.
 async fn write_claim_owners(
     subject: &Subject<'_>,
     api: &Api<PersistentVolumeClaim>,
     claim: &PersistentVolumeClaim,
     owner_references: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference],
-) -> Result<(), ActionError> {
+) -> Result<PersistentVolumeClaim, ActionError> {
     let name = claim.name_any();
     let object = format!("{}/{name}", subject.namespace);
     let patch: json_patch::Patch = serde_json::from_value(serde_json::json!([
@@ -355,8 +363,7 @@ async fn write_claim_owners(
     })?;
     actions::patch::<PersistentVolumeClaim, ()>(api, &object, &name, None, &Patch::Json(patch))
         .await
-        .map_err(failed_test_is_conflict)?;
-    Ok(())
+        .map_err(failed_test_is_conflict)
 }
 
 /// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.

@@ -192,6 +192,17 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
     pods.sort_by_key(ResourceExt::name_any);
     let ordinals = claim_ordinals(set, &pods, shared.options.start_ordinal);
     let claims = claims_of(shared, set, &namespace, &ordinals);
+    let stale_claim = claims.iter().any(|claim| {
+        let object = key_of("pvc", &namespace, &claim.name_any());
+        !shared.version_satisfied(
+            &object,
+            claim.metadata.resource_version.as_deref().unwrap_or(""),
+        )
+    });
+    if stale_claim {
+        tracing::debug!(statefulset = %key, "waiting for the cache to show earlier claim writes");
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
     let known: Vec<RevisionRef<'_>> = cached_revisions
         .iter()
         .map(|r| RevisionRef::from(r.as_ref()))
