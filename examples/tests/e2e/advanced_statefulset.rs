@@ -3,11 +3,12 @@
 //! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time, the
 //! next only once the one before has been Ready for `minReadySeconds`; an in-place rollout under
 //! `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
-//! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one); a scale-down that
-//! deletes the highest ordinals and, with `whenScaled: Delete`, their claims; with `whenDeleted: Delete`,
-//! claims kept on scale-down and deleted with the StatefulSet; a v1alpha1 StatefulSet through the conversion
-//! webhook, its status read back in v1alpha1; a preDelete hook holding a
-//! scale-down until released; a killed manager restarted mid-rollout finishing it with the same pods.
+//! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one), also from
+//! `ordinals.start` with the gate `StatefulSetStartOrdinal`; a scale-down that deletes the highest
+//! ordinals and, with `whenScaled: Delete`, their claims; with `whenDeleted: Delete`, claims kept on
+//! scale-down and deleted with the StatefulSet; a v1alpha1 StatefulSet through the conversion webhook,
+//! its status read back in v1alpha1; a preDelete hook holding a scale-down until released; a killed
+//! manager restarted mid-rollout finishing it with the same pods.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -20,7 +21,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use crate::asts_env::{
-    ROLLOUT_WAIT, create, images, manager, patch, running, sets, start, statefulset,
+    ROLLOUT_WAIT, create, images, manager, patch, running, sets, start, start_with, statefulset,
     wait_rolled_out,
 };
 use crate::cloneset_env::{
@@ -661,5 +662,41 @@ async fn v1alpha1_set(env: &Env) -> Result<()> {
             && status.label_selector == "app=web",
         "v1alpha1 status {status:?}"
     );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_start_ordinal_with_its_gate(cluster: &Cluster) -> Result<()> {
+    let env = start_with(
+        cluster,
+        "e2e-asts-start",
+        "asts-start",
+        &["--statefulset-feature-gates=StatefulSetStartOrdinal=true"],
+    )
+    .await?;
+    let result = start_ordinal(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn start_ordinal(env: &Env) -> Result<()> {
+    create(
+        env,
+        statefulset(
+            "web",
+            3,
+            "nginx:1.25",
+            json!({"podManagementPolicy": "Parallel", "ordinals": {"start": 5}, "reserveOrdinals": [6]}),
+        ),
+    )
+    .await?;
+    wait_rolled_out(
+        env,
+        "web",
+        "web",
+        &["web-5", "web-7", "web-8"],
+        "main",
+        "nginx:1.25",
+    )
+    .await?;
     Ok(())
 }

@@ -20,21 +20,38 @@ pub const ROLLOUT_WAIT: Duration = Duration::from_secs(150);
 
 /// Starts the namespace, the simulator and a kruise-manager child process (log `manager-NAME.log`).
 pub async fn start(cluster: &Cluster, namespace: &str, name: &str) -> Result<Env> {
+    start_with(cluster, namespace, name, &[]).await
+}
+
+/// [`start`] with `extra` manager arguments (feature gates).
+pub async fn start_with(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    extra: &[&str],
+) -> Result<Env> {
     let mut env = Env::without_manager(cluster, namespace).await?;
-    env.manager = Some(manager(cluster, namespace, name).await?);
+    env.manager = Some(manager_with(cluster, namespace, name, extra).await?);
     wait_for_api(&env).await?;
     Ok(env)
 }
 
 /// A kruise-manager child process running the Advanced StatefulSet controller for `namespace`.
 pub async fn manager(cluster: &Cluster, namespace: &str, name: &str) -> Result<ManagerHandle> {
-    ManagerHandle::child(
-        cluster,
-        namespace,
-        name,
-        &[&format!("--statefulset-namespace={namespace}")],
-    )
-    .await
+    manager_with(cluster, namespace, name, &[]).await
+}
+
+/// [`manager`] with `extra` arguments.
+async fn manager_with(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    extra: &[&str],
+) -> Result<ManagerHandle> {
+    let scope = format!("--statefulset-namespace={namespace}");
+    let mut args = vec![scope.as_str()];
+    args.extend_from_slice(extra);
+    ManagerHandle::child(cluster, namespace, name, &args).await
 }
 
 /// Waits until v1beta1 Advanced StatefulSets are served (the manager installs the CRDs at start).

@@ -205,6 +205,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
             )
         },
     ),
+    ("advanced_statefulset_start_ordinal_with_its_gate", |c| {
+        Box::pin(advanced_statefulset::advanced_statefulset_start_ordinal_with_its_gate(c))
+    }),
     (
         "advanced_statefulset_pre_delete_hook_holds_scale_down",
         |c| {
