@@ -3,6 +3,7 @@
 //! never more than `maxUnavailable` 3 pods unavailable); `OrderedReady` creating one pod at a time, the
 //! next only once the one before has been Ready for `minReadySeconds`; an in-place rollout under
 //! `Parallel` with `maxUnavailable` 2 that keeps every pod and never exceeds the budget on any watch event;
+//! `InPlaceOnly` marking a pod not ready and changing its image only after `gracePeriodSeconds`;
 //! `reserveOrdinals` skipping ordinals (and moving a pod off a newly reserved one), also from
 //! `ordinals.start` with the gate `StatefulSetStartOrdinal`; a scale-down that deletes the highest
 //! ordinals and, with `whenScaled: Delete`, their claims; with `whenDeleted: Delete`, claims kept on
@@ -698,5 +699,66 @@ async fn start_ordinal(env: &Env) -> Result<()> {
         "nginx:1.25",
     )
     .await?;
+    Ok(())
+}
+
+pub async fn advanced_statefulset_in_place_only_with_a_grace_period(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start(cluster, "e2e-asts-grace", "asts-grace").await?;
+    let result = in_place_only_grace(&env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn in_place_only_grace(env: &Env) -> Result<()> {
+    let names = ["web-0", "web-1"];
+    create(
+        env,
+        statefulset(
+            "web",
+            2,
+            "nginx:1.25",
+            json!({
+                "updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceOnly",
+                    "inPlaceUpdateStrategy": {"gracePeriodSeconds": 4}}},
+                "template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}},
+            }),
+        ),
+    )
+    .await?;
+    let before = wait_rolled_out(env, "web", "web", &names, "main", "nginx:1.25").await?;
+    let watch = PodWatch::start(env.pods_api(), "web");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    set_image(env, "web", "nginx:1.26").await?;
+    // The pod is marked not ready first; its image changes only after the grace period.
+    let first = wait_for(
+        "web-1 marked not ready for its update",
+        ROLLOUT_WAIT,
+        || async {
+            let pod = env.pods_api().get("web-1").await?;
+            Ok((!is_ready(&pod)).then_some(pod))
+        },
+    )
+    .await?;
+    let spec_image = |pod: &Pod| {
+        pod.spec
+            .as_ref()
+            .and_then(|s| s.containers.first())
+            .and_then(|c| c.image.clone())
+    };
+    ensure!(
+        spec_image(&first).as_deref() == Some("nginx:1.25"),
+        "the image changed before the grace period: {}",
+        describe(&first)
+    );
+    let after = wait_rolled_out(env, "web", "web", &names, "main", "nginx:1.26").await;
+    let seen = watch.stop();
+    let after = after?;
+    seen.check(1, 2)?;
+    ensure!(
+        identities(&before) == identities(&after),
+        "InPlaceOnly recreated pods"
+    );
     Ok(())
 }

@@ -209,6 +209,14 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         Box::pin(advanced_statefulset::advanced_statefulset_start_ordinal_with_its_gate(c))
     }),
     (
+        "advanced_statefulset_in_place_only_with_a_grace_period",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_in_place_only_with_a_grace_period(c),
+            )
+        },
+    ),
+    (
         "advanced_statefulset_pre_delete_hook_holds_scale_down",
         |c| {
             Box::pin(advanced_statefulset::advanced_statefulset_pre_delete_hook_holds_scale_down(c))
