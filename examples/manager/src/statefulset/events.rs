@@ -8,7 +8,7 @@
 //! | `FailedCreate` | Warning | creating a pod or a claim failed |
 //! | `SuccessfulDelete` | Normal | a pod was deleted |
 //! | `FailedDelete` | Warning | deleting a pod failed |
-//! | `SuccessfulUpdate` | Normal | a pod's identity or a claim's owner references were written |
+//! | `SuccessfulUpdate` | Normal | a pod's identity labels were written (claim owner references are written without an Event, as upstream) |
 //! | `FailedUpdate` | Warning | that write failed |
 //! | `SuccessfulUpdatePodInPlace` | Normal | a pod was updated in place |
 //! | `FailedUpdatePodInPlace` | Warning | an in-place update failed |
