@@ -52,6 +52,7 @@ pub mod options;
 pub mod pod_readiness;
 pub mod sidecar_terminator;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod webhook;
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use clap::Parser;
 use kruise_manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
 use kruise_manager::pod_readiness::PodReadinessController;
 use kruise_manager::sidecarset::SidecarSetController;
+use kruise_manager::statefulset::{StatefulSetArgs, StatefulSetController};
 use kruise_manager::{Manager, ManagerError, ManagerOptions};
 use kruise_runtime::OpenWatches;
 use kruise_runtime::controllers::ControllerSet;
@@ -26,6 +27,8 @@ struct Cli {
     options: ManagerOptions,
     #[command(flatten)]
     cloneset: CloneSetArgs,
+    #[command(flatten)]
+    statefulset: StatefulSetArgs,
 }
 
 /// The controllers this binary runs while leading.
@@ -77,6 +80,7 @@ async fn main() -> ExitCode {
     trigger.on_signals();
     let mut controller_set = controllers(cli.cloneset.config());
     controller_set.register(SidecarSetController::new(&cli.options.namespace));
+    controller_set.register(StatefulSetController::new(cli.statefulset.config()));
     let identity = cli.options.identity();
     let config = match identified_config(&identity).await {
         Ok(config) => config,

@@ -17,7 +17,9 @@
     clippy::panic
 )]
 
+mod advanced_statefulset;
 mod api_server_restart;
+mod asts_env;
 mod audit_log;
 mod cloneset_bounds;
 mod cloneset_env;
@@ -146,6 +148,88 @@ const SCENARIOS: &[(&str, Scenario)] = &[
             c,
         ))
     }),
+    (
+        "advanced_statefulset_seed_demo_partition_holds_and_releases",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_seed_demo_partition_holds_and_releases(
+                    c,
+                ),
+            )
+        },
+    ),
+    (
+        "advanced_statefulset_ordered_ready_creates_one_at_a_time",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_ordered_ready_creates_one_at_a_time(c),
+            )
+        },
+    ),
+    (
+        "advanced_statefulset_in_place_parallel_within_max_unavailable",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_in_place_parallel_within_max_unavailable(
+                    c,
+                ),
+            )
+        },
+    ),
+    ("advanced_statefulset_reserve_ordinals_skip_ordinals", |c| {
+        Box::pin(advanced_statefulset::advanced_statefulset_reserve_ordinals_skip_ordinals(c))
+    }),
+    (
+        "advanced_statefulset_scale_down_deletes_highest_ordinals_and_claims",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_scale_down_deletes_highest_ordinals_and_claims(c))
+        },
+    ),
+    (
+        "advanced_statefulset_min_ready_seconds_spaces_ordered_creations",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_min_ready_seconds_spaces_ordered_creations(c))
+        },
+    ),
+    (
+        "advanced_statefulset_claims_deleted_with_the_set_when_deleted_delete",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_claims_deleted_with_the_set_when_deleted_delete(c))
+        },
+    ),
+    (
+        "advanced_statefulset_v1alpha1_through_the_conversion_webhook",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_v1alpha1_through_the_conversion_webhook(
+                    c,
+                ),
+            )
+        },
+    ),
+    ("advanced_statefulset_start_ordinal_with_its_gate", |c| {
+        Box::pin(advanced_statefulset::advanced_statefulset_start_ordinal_with_its_gate(c))
+    }),
+    (
+        "advanced_statefulset_in_place_only_with_a_grace_period",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_in_place_only_with_a_grace_period(c),
+            )
+        },
+    ),
+    (
+        "advanced_statefulset_pre_delete_hook_holds_scale_down",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_pre_delete_hook_holds_scale_down(c))
+        },
+    ),
+    (
+        "advanced_statefulset_rollout_survives_manager_restart",
+        |c| {
+            Box::pin(advanced_statefulset::advanced_statefulset_rollout_survives_manager_restart(c))
+        },
+    ),
     ("cloneset_survives_an_api_server_restart", |c| {
         Box::pin(api_server_restart::cloneset_survives_an_api_server_restart(
             c,

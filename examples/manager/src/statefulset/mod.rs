@@ -1,0 +1,257 @@
+//! The Advanced StatefulSet controller of kruise-manager: a kube-runtime `Controller` over v1beta1
+//! StatefulSets of `apps.kruise.io` (the storage version; v1alpha1 objects are the same objects through
+//! the conversion webhook) that owns pods and ControllerRevisions, creates the pods' claims, and runs
+//! upstream's reconcile with the sans-IO planner of `kruise_schedule::statefulset`.
+//!
+//! * [`watch`]: pods and revisions come from the process's shared informers, found by an index of the
+//!   controlling StatefulSet's UID; claims are looked up by name; every pod or revision change satisfies
+//!   expectations and triggers the owning StatefulSet.
+//! * [`reconcile`]: observe, settle the [`revisions`], plan, [`execute`], write the [`status`].
+//! * [`request`]: the patches each pod action becomes, each conditional on the `resourceVersion` the plan
+//!   was made from (409 means decide again, never overwrite).
+//! * [`events`]: upstream's Event reasons (`SuccessfulCreate`, `SuccessfulDelete`, `SuccessfulUpdate`,
+//!   `SuccessfulUpdatePodInPlace`, the `Failed*` ones), and kruise-rs's `InvalidSpec`.
+//! * [`context`]: the shared state, with the expectations that keep a reconcile from acting twice on a
+//!   cache that has not caught up with its own writes.
+//!
+//! ```no_run
+//! use kruise_manager::statefulset::{StatefulSetConfig, StatefulSetController};
+//! use kruise_runtime::controllers::ControllerSet;
+//!
+//! let mut controllers = ControllerSet::new();
+//! controllers.register(StatefulSetController::new(StatefulSetConfig::default()));
+//! assert_eq!(controllers.names(), ["statefulset"]);
+//! ```
+
+pub mod context;
+pub mod error;
+pub mod events;
+pub mod execute;
+pub mod reconcile;
+pub mod request;
+pub mod revisions;
+pub mod status;
+pub mod watch;
+
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::Pod;
+use kruise_api::apps::v1beta1::StatefulSet;
+use kruise_schedule::statefulset::Options;
+use kube::runtime::Controller;
+use kube::runtime::controller::Config;
+use kube::runtime::reflector::{self, ObjectRef, reflector};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Resource, ResourceExt};
+
+use self::context::Shared;
+use self::events::COMPONENT;
+use kruise_runtime::harness::{self, reference_key};
+
+use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
+
+pub use self::error::ReconcileError;
+
+/// How the Advanced StatefulSet controller runs.
+#[derive(Clone, Debug)]
+pub struct StatefulSetConfig {
+    /// Watch only this namespace (default: all).
+    pub namespace: Option<String>,
+    /// Upstream's feature gates that change decisions.
+    pub options: Options,
+    /// StatefulSets reconciled at the same time (upstream `--statefulset-workers`, default 3).
+    pub workers: u16,
+}
+
+impl Default for StatefulSetConfig {
+    fn default() -> Self {
+        Self {
+            namespace: None,
+            options: Options::default(),
+            workers: 3,
+        }
+    }
+}
+
+/// The Advanced StatefulSet controller's flags of kruise-manager.
+#[derive(Clone, Debug, clap::Args)]
+pub struct StatefulSetArgs {
+    /// Advanced StatefulSets reconciled at the same time.
+    #[arg(long, default_value_t = 3)]
+    pub statefulset_workers: u16,
+    /// Watch Advanced StatefulSets and their pods in this namespace only (default: all namespaces).
+    #[arg(long)]
+    pub statefulset_namespace: Option<String>,
+    /// Upstream feature gates of the Advanced StatefulSet controller, `Name=true|false,...`
+    /// (`StatefulSetStartOrdinal` off, `PodIndexLabel` on, `StatefulSetAutoDeletePVC` on,
+    /// `PreparingUpdateAsUpdate` off, `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
+    /// `RecreatePodWhenChangeVCTInCloneSetGate`).
+    #[arg(long, default_value = "", value_parser = parse_gates)]
+    pub statefulset_feature_gates: Options,
+}
+
+fn parse_gates(text: &str) -> Result<Options, String> {
+    Options::default()
+        .with_feature_gates(text)
+        .map_err(|error| error.to_string())
+}
+
+impl StatefulSetArgs {
+    /// The controller configuration these flags describe.
+    #[must_use]
+    pub fn config(&self) -> StatefulSetConfig {
+        StatefulSetConfig {
+            namespace: self.statefulset_namespace.clone(),
+            options: self.statefulset_feature_gates.clone(),
+            workers: self.statefulset_workers.max(1),
+        }
+    }
+}
+
+/// The Advanced StatefulSet controller, registered in kruise-manager's
+/// [`ControllerSet`](super::controllers::ControllerSet).
+#[derive(Clone, Debug, Default)]
+pub struct StatefulSetController {
+    config: StatefulSetConfig,
+}
+
+impl StatefulSetController {
+    /// A controller with `config`.
+    #[must_use]
+    pub fn new(config: StatefulSetConfig) -> Self {
+        Self { config }
+    }
+}
+
+impl ManagedController for StatefulSetController {
+    fn name(&self) -> &str {
+        "statefulset"
+    }
+
+    fn run(&self, context: ControllerContext) -> ControllerFuture {
+        Box::pin(run(self.config.clone(), context))
+    }
+}
+
+/// The trigger mapper of an owned kind: the owning StatefulSet, counted as queued.
+fn queued_owner<K: Resource>(
+    shared: &Arc<Shared>,
+) -> impl Fn(&K) -> Option<ObjectRef<StatefulSet>> + Send + Sync + 'static {
+    let shared = Arc::clone(shared);
+    move |object| {
+        let owner = watch::owner_ref(object)?;
+        shared.queue.triggered(&reference_key(&owner));
+        Some(owner)
+    }
+}
+
+/// A deleted StatefulSet is not reconciled again: drop its expectations when the watch says so.
+fn forget_deleted(shared: &Shared, event: &watcher::Event<StatefulSet>) {
+    if let watcher::Event::Delete(set) = event
+        && let Some(uid) = set.uid()
+    {
+        shared.forget_statefulset(&uid);
+    }
+}
+
+async fn run(config: StatefulSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
+    let client = context.client.clone();
+    let shared = Arc::new(Shared::new(
+        client.clone(),
+        &context.informers,
+        context.event_sink(COMPONENT),
+        config.options.clone(),
+        context.metrics.clone(),
+    ));
+    let pods = watch::owned(
+        &context.informers.get::<Pod>(),
+        "pod",
+        config.namespace.clone(),
+        Arc::clone(&shared.synced.pods),
+        Arc::clone(&shared),
+    );
+    let revisions = watch::owned(
+        &context.informers.get::<ControllerRevision>(),
+        "rev",
+        config.namespace.clone(),
+        Arc::clone(&shared.synced.revisions),
+        Arc::clone(&shared),
+    );
+    let api: Api<StatefulSet> = match config.namespace.as_deref() {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    };
+    let (reader, writer) = reflector::store();
+    let queued = Arc::clone(&shared);
+    let forgetting = Arc::clone(&shared);
+    let sets = reflector(writer, watcher(api, watcher::Config::default()))
+        .inspect_ok(move |event| forget_deleted(&forgetting, event))
+        .applied_objects()
+        .inspect_ok(move |set| queued.queue.triggered(&harness::object_key(set)));
+    tracing::info!(
+        namespace = config.namespace.as_deref().unwrap_or("(all)"),
+        workers = config.workers,
+        gates = %config.options,
+        "Advanced StatefulSet controller starting"
+    );
+    let completed = Arc::clone(&shared);
+    let controller = Controller::for_stream(sets, reader)
+        .with_config(Config::default().concurrency(config.workers))
+        .watches_shared_stream(pods, {
+            let owner = queued_owner(&shared);
+            move |pod: Arc<Pod>| owner(pod.as_ref())
+        })
+        .watches_shared_stream(revisions, {
+            let owner = queued_owner(&shared);
+            move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
+        });
+    harness::drive_with(
+        controller,
+        harness::Driver::from(&context),
+        reconcile::reconcile,
+        Arc::clone(&shared),
+        |key| completed.queue.finished(key),
+    )
+    .await;
+    shared.queue.clear();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gate_flag_reaches_the_config() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            statefulset: StatefulSetArgs,
+        }
+        let parse = |args: &[&str]| {
+            <Cli as clap::Parser>::try_parse_from(
+                std::iter::once("kruise-manager").chain(args.iter().copied()),
+            )
+            .map(|cli| cli.statefulset.config())
+        };
+        let default = parse(&[]).unwrap();
+        assert_eq!(default.options, Options::default());
+        assert_eq!((default.workers, default.namespace), (3, None));
+        let set = parse(&[
+            "--statefulset-feature-gates=StatefulSetStartOrdinal=true",
+            "--statefulset-namespace=apps",
+            "--statefulset-workers=0",
+        ])
+        .unwrap();
+        assert!(set.options.start_ordinal);
+        assert_eq!(set.namespace.as_deref(), Some("apps"));
+        assert_eq!(set.workers, 1, "at least one worker");
+        let error = parse(&["--statefulset-feature-gates=Nope=true"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("Nope"), "{error}");
+    }
+}
