@@ -36,7 +36,7 @@ pub enum ReconcileError {
     },
     /// The planner stopped with upstream's reconcile error (an invalid `maxUnavailable`, `maxSurge`,
     /// `partition` or `burstReplicas`, or an in-place state that does not parse).
-    #[error("DaemonSet {daemonset}: {source}")]
+    #[error("DaemonSet {daemonset}: the plan stopped: {source}")]
     Plan {
         /// `namespace/name` of the DaemonSet.
         daemonset: String,

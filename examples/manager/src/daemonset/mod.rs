@@ -184,12 +184,14 @@ fn api(client: &Client, namespace: Option<&str>) -> Api<DaemonSet> {
     }
 }
 
-/// A deleted DaemonSet is not reconciled again: drop its expectations when the watch says so.
+/// A deleted DaemonSet is not reconciled again: drop its expectations (and the version of its last status
+/// write) when the watch says so.
 fn forget_deleted(shared: &Shared, event: &watcher::Event<DaemonSet>) {
-    if let watcher::Event::Delete(daemonset) = event
-        && let Some(uid) = daemonset.uid()
-    {
-        shared.forget(&uid);
+    if let watcher::Event::Delete(daemonset) = event {
+        shared.forget_version(&watch::expectation_key("ds", daemonset));
+        if let Some(uid) = daemonset.uid() {
+            shared.forget(&uid);
+        }
     }
 }
 
@@ -266,7 +268,93 @@ async fn run(config: DaemonSetConfig, context: ControllerContext) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
+    use axum::http::{Request, Response};
+    use serde_json::json;
+
     use super::*;
+    use crate::metrics::Metrics;
+
+    /// A client whose API server answers 404 to everything (the mappers never call it).
+    fn offline_client() -> Client {
+        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
+            Ok::<_, std::convert::Infallible>(
+                Response::builder()
+                    .status(404)
+                    .body(kube::client::Body::empty())
+                    .unwrap(),
+            )
+        });
+        Client::new(service, "default")
+    }
+
+    fn daemonset(name: &str) -> DaemonSet {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "ns", "uid": format!("{name}-uid")},
+            "spec": {"selector": {"matchLabels": {"app": name}}, "template": {}},
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn owned_pods_trigger_their_daemonset_and_nodes_trigger_every_one() {
+        let metrics = Metrics::new();
+        let shared = Arc::new(Shared::offline(
+            offline_client(),
+            events::EventSink::disabled(),
+            metrics.controller("daemonset"),
+        ));
+        let pod = |owner_api: &str| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": "agent-x", "namespace": "ns",
+                "ownerReferences": [{"apiVersion": owner_api, "kind": "DaemonSet",
+                    "name": "agent", "uid": "agent-uid", "controller": true}]}}))
+            .unwrap()
+        };
+        let owner = queued_owner::<Pod>(&shared);
+        let reference = owner(&pod("apps.kruise.io/v1alpha1")).unwrap();
+        assert_eq!(reference_key(&reference), "ns/agent");
+        assert!(
+            owner(&pod("apps/v1")).is_none(),
+            "an apps/v1 DaemonSet's pod"
+        );
+        assert_eq!(shared.queue.depth(), 1);
+
+        let (reader, mut writer) = reflector::store::<DaemonSet>();
+        for name in ["agent", "logs"] {
+            writer.apply_watcher_event(&watcher::Event::Apply(daemonset(name)));
+        }
+        let every = every_daemonset(&shared, reader);
+        let mut triggered: Vec<String> = every(Arc::new(Node::default()))
+            .iter()
+            .map(reference_key)
+            .collect();
+        triggered.sort();
+        assert_eq!(triggered, ["ns/agent", "ns/logs"]);
+        assert_eq!(shared.queue.depth(), 2, "agent once, logs once");
+        assert!(
+            metrics
+                .encode()
+                .contains("kruise_manager_queue_depth{controller=\"daemonset\"} 2")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deleted_daemonsets_expectations_are_dropped() {
+        let shared = Shared::offline(
+            offline_client(),
+            events::EventSink::disabled(),
+            Metrics::new().controller("daemonset"),
+        );
+        shared.expect(
+            "agent-uid",
+            crate::expectations::Operation::Create,
+            "pod/ns/agent-x",
+        );
+        assert!(!shared.satisfied("agent-uid").0);
+        forget_deleted(&shared, &watcher::Event::Apply(daemonset("agent")));
+        assert!(!shared.satisfied("agent-uid").0, "an update keeps them");
+        forget_deleted(&shared, &watcher::Event::Delete(daemonset("agent")));
+        assert!(shared.satisfied("agent-uid").0, "a delete drops them");
+    }
 
     #[test]
     fn the_flags_reach_the_config() {

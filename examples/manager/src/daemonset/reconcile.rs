@@ -95,6 +95,15 @@ async fn reconcile_defaulted(
     if !shared.synced.all() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
+    // The status written last time must show, or the status write below would only meet a 409.
+    let own_key = key_of("ds", &namespace, &daemonset.name_any());
+    if !shared.version_satisfied(
+        &own_key,
+        daemonset.resource_version().as_deref().unwrap_or(""),
+    ) {
+        tracing::debug!(daemonset = %key, "waiting for the cache to show the last status write");
+        return Ok(Action::requeue(CACHE_WAIT));
+    }
     let (satisfied, pending) = shared.satisfied(&uid);
     if !satisfied {
         tracing::debug!(daemonset = %key, pending, "waiting for creations/deletions to show in the cache");
@@ -211,12 +220,15 @@ async fn reconcile_defaulted(
     let mut new_status = plan.status.clone();
     new_status.collision_count = Some(ensured.collision_count);
     if status::status_changed(daemonset, &new_status) {
-        status::write_status(&daemonsets, daemonset, &new_status)
+        let written = status::write_status(&daemonsets, daemonset, &new_status)
             .await
             .map_err(|source| ReconcileError::Action {
                 daemonset: key.clone(),
                 source,
             })?;
+        if let Some(version) = written.resource_version() {
+            shared.expect_version(&own_key, &version);
+        }
     }
     let pod_hashes: BTreeSet<&str> = pods
         .iter()
