@@ -3,7 +3,8 @@
 //! pod per node and replaces them node by node; a surge rollout never runs more than `maxSurge` extra pods
 //! (checked on every pod watch event); an in-place rollout keeps every pod within `maxUnavailable`; the
 //! rolling update's node `selector` and `partition` hold old pods; a node added mid-rollout gets the update
-//! revision; a preDelete hook holds a deletion until released.
+//! revision; taints, tolerations and cordons decide which nodes run a pod; a preDelete hook holds a deletion
+//! until released.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -462,5 +463,45 @@ async fn pre_delete(env: &DaemonSetEnv) -> Result<()> {
             .then_some(()))
     })
     .await?;
+    Ok(())
+}
+
+pub async fn advanced_daemonset_follows_taints_and_cordons(cluster: &Cluster) -> Result<()> {
+    let env = DaemonSetEnv::start(cluster, "e2e-ads-taints", 3).await?;
+    let result = taints(&env).await;
+    env.stop(result).await
+}
+
+async fn taints(env: &DaemonSetEnv) -> Result<()> {
+    const DEDICATED: &str = "e2e-ads/dedicated";
+    const EVICT: &str = "e2e-ads/evict";
+    let nodes: Vec<&str> = env.nodes.iter().map(String::as_str).collect();
+    let [n0, n1, n2] = nodes[..] else {
+        return Err(anyhow!("three nodes expected, have {nodes:?}"));
+    };
+    // A NoSchedule taint keeps the pod off n2; a cordoned n1 still runs it (daemon pods tolerate
+    // `node.kubernetes.io/unschedulable`).
+    env.taint_node(n2, DEDICATED, Some("NoSchedule")).await?;
+    env.cordon(n1, true).await?;
+    env.create("agent", "agent:1", json!({})).await?;
+    env.wait_pods_on("agent", "app=agent", &[n0, n1]).await?;
+    // A NoExecute taint the pod does not tolerate evicts it.
+    env.taint_node(n0, EVICT, Some("NoExecute")).await?;
+    env.wait_pods_on("agent", "app=agent", &[n1]).await?;
+    // A toleration in the template lets the pod onto n2 (and n0 would still refuse it).
+    env.patch(
+        "agent",
+        json!({"spec": {"template": {"spec": {"tolerations": [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists"},
+            {"key": DEDICATED, "operator": "Exists"}]}}}}),
+    )
+    .await?;
+    env.wait_pods_on("agent", "app=agent", &[n1, n2]).await?;
+    // Without the taints and the cordon, every node runs it.
+    env.taint_node(n0, EVICT, None).await?;
+    env.cordon(n1, false).await?;
+    env.wait_rolled_out("agent", "app=agent", "main", "agent:1")
+        .await?;
     Ok(())
 }

@@ -150,6 +150,81 @@ impl DaemonSetEnv {
         Ok(())
     }
 
+    /// Sets (`Some(effect)`) or removes (`None`) the taint `key=e2e` on node `name`, keeping its other taints
+    /// (conditional on the node's `resourceVersion`, retried on a conflict with a heartbeat).
+    pub async fn taint_node(&self, name: &str, key: &str, effect: Option<&str>) -> Result<()> {
+        let nodes: Api<Node> = Api::all(self.client.clone());
+        wait_for(&format!("taint {key} on node {name} written"), WAIT, || async {
+            let current = nodes.get(name).await?;
+            let mut taints: Vec<Value> = current
+                .spec
+                .and_then(|spec| spec.taints)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|taint| taint.key != key)
+                .map(serde_json::to_value)
+                .collect::<Result<_, _>>()?;
+            taints.extend(effect.map(|effect| json!({"key": key, "value": "e2e", "effect": effect})));
+            let patch = json!({"metadata": {"resourceVersion": current.metadata.resource_version},
+                "spec": {"taints": taints}});
+            match nodes
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => Ok(Some(())),
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(None),
+                Err(error) => Err(error.into()),
+            }
+        })
+        .await
+    }
+
+    /// Cordons (`true`) or uncordons node `name` (`spec.unschedulable`).
+    pub async fn cordon(&self, name: &str, cordoned: bool) -> Result<()> {
+        let nodes: Api<Node> = Api::all(self.client.clone());
+        let patch = json!({"spec": {"unschedulable": cordoned.then_some(true)}});
+        nodes
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
+    }
+
+    /// Waits until exactly `nodes` run one live Ready pod of the DaemonSet (`selector` finds its pods) and
+    /// the status counts them as desired.
+    pub async fn wait_pods_on(&self, name: &str, selector: &str, nodes: &[&str]) -> Result<()> {
+        let mut expected: Vec<String> = nodes.iter().map(|node| (*node).to_owned()).collect();
+        expected.sort();
+        wait_for(
+            &format!("{name}: one Ready pod on each of {expected:?}"),
+            WAIT,
+            || async {
+                let status = self
+                    .daemonsets()
+                    .get(name)
+                    .await?
+                    .status
+                    .unwrap_or_default();
+                let pods = self.pods(selector).await?;
+                let mut on: Vec<String> = pods.iter().map(node_of).collect();
+                on.sort();
+                let done = on == expected
+                    && pods.iter().all(kruise_api::pod::is_ready)
+                    && status.desired_number_scheduled == i32::try_from(expected.len())?
+                    && status.number_ready == status.desired_number_scheduled;
+                if done {
+                    return Ok(Some(()));
+                }
+                Err(anyhow!(
+                    "pods {:?}; status desired {} ready {}",
+                    pods.iter().map(describe).collect::<Vec<_>>(),
+                    status.desired_number_scheduled,
+                    status.number_ready
+                ))
+            },
+        )
+        .await
+    }
+
     /// Stops the manager and the simulators (deleting the simulated nodes); `result` first.
     pub async fn stop(mut self, result: Result<()>) -> Result<()> {
         let mut stopped = Ok(());

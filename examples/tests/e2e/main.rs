@@ -183,6 +183,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
             )
         },
     ),
+    ("advanced_daemonset_follows_taints_and_cordons", |c| {
+        Box::pin(advanced_daemonset::advanced_daemonset_follows_taints_and_cordons(c))
+    }),
     ("advanced_daemonset_pre_delete_hook_holds_deletion", |c| {
         Box::pin(advanced_daemonset::advanced_daemonset_pre_delete_hook_holds_deletion(c))
     }),
