@@ -54,7 +54,9 @@ async fn demo(env: &DaemonSetEnv) -> Result<()> {
         "one pod per node: {:?}",
         before.iter().map(describe).collect::<Vec<_>>()
     );
-    let reasons = env.event_reasons("nginx").await?;
+    let reasons = env
+        .events_when("nginx", |r| count(r, "SuccessfulCreate") >= 3)
+        .await?;
     for pod in &before {
         let message = format!("Created pod: {}", pod.name_any());
         ensure!(
@@ -101,12 +103,15 @@ async fn demo(env: &DaemonSetEnv) -> Result<()> {
         "{} pods on one node at once without surge",
         seen.max_pods_on_a_node
     );
-    let reasons = env.event_reasons("nginx").await?;
+    let reasons = env
+        .events_when("nginx", |r| {
+            count(r, "SuccessfulDelete") >= 3 && count(r, "SuccessfulCreate") >= 6
+        })
+        .await?;
     ensure!(
         count(&reasons, "SuccessfulDelete") == 3 && count(&reasons, "SuccessfulCreate") == 6,
         "Events {reasons:?}"
     );
-    alpha.delete("nginx", &Default::default()).await?;
     Ok(())
 }
 
@@ -223,7 +228,9 @@ async fn in_place(env: &DaemonSetEnv) -> Result<()> {
         seen.max_pods_on_a_node == 1,
         "an in-place update adds no pod"
     );
-    let reasons = env.event_reasons("agent").await?;
+    let reasons = env
+        .events_when("agent", |r| count(r, "SuccessfulUpdatePodInPlace") >= 3)
+        .await?;
     ensure!(
         count(&reasons, "SuccessfulUpdatePodInPlace") == 3
             && count(&reasons, "SuccessfulDelete") == 0,

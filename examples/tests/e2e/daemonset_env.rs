@@ -225,17 +225,24 @@ impl DaemonSetEnv {
         .await
     }
 
-    /// Stops the manager and the simulators (deleting the simulated nodes); `result` first.
+    /// Deletes the scenario's DaemonSets (later scenarios' managers watch every namespace), then stops the
+    /// manager and the simulators (deleting the simulated nodes); `result` first.
     pub async fn stop(mut self, result: Result<()>) -> Result<()> {
-        let mut stopped = Ok(());
+        let mut stopped = self
+            .daemonsets()
+            .delete_collection(&Default::default(), &ListParams::default())
+            .await
+            .map(drop)
+            .context("deleting the scenario's DaemonSets");
         if let Some((stop, task)) = self.manager.take() {
             stop.trigger();
-            stopped = match tokio::time::timeout(Duration::from_secs(15), task).await {
+            let manager = match tokio::time::timeout(Duration::from_secs(15), task).await {
                 Ok(Ok(Ok(()))) => Ok(()),
                 Ok(Ok(Err(error))) => Err(anyhow!(error).context("the manager failed")),
                 Ok(Err(error)) => Err(anyhow!(error).context("the manager task")),
                 Err(_) => Err(anyhow!("the manager did not stop")),
             };
+            stopped = stopped.and(manager);
         }
         for (stop, task) in self.simulators.drain(..) {
             stop.trigger();
@@ -377,6 +384,23 @@ impl DaemonSetEnv {
                 ))
             },
         )
+        .await
+    }
+
+    /// The Events about `name` once `enough` says they are all there (Events are published in the
+    /// background, so the last ones may still be on their way when a rollout is observed complete).
+    pub async fn events_when(
+        &self,
+        name: &str,
+        enough: impl Fn(&[(String, String)]) -> bool,
+    ) -> Result<Vec<(String, String)>> {
+        wait_for(&format!("the Events about {name}"), WAIT, || async {
+            let reasons = self.event_reasons(name).await?;
+            if enough(&reasons) {
+                return Ok(Some(reasons));
+            }
+            Err(anyhow!("Events so far: {reasons:?}"))
+        })
         .await
     }
 
