@@ -34,8 +34,8 @@ pub struct Subject<'a> {
     pub uid: &'a str,
     /// The reference Events are recorded against.
     pub reference: &'a ObjectReference,
-    /// The pods the plan indexes into.
-    pub pods: &'a [Pod],
+    /// The pods the plan indexes into (the owner index's, in the order the plan read them).
+    pub pods: &'a [Arc<Pod>],
     /// The time the plan was made at.
     pub now: Timestamp,
 }
@@ -298,10 +298,4 @@ async fn send_writes(
         shared.expect_version(&key_of("pod", &namespace, &name), &version);
     }
     Ok(writes.len())
-}
-
-/// The pods of `pods` the plan may index into, as owned values (the planner reads a slice of pods).
-#[must_use]
-pub fn owned_pods(pods: &[Arc<Pod>]) -> Vec<Pod> {
-    pods.iter().map(|pod| (**pod).clone()).collect()
 }

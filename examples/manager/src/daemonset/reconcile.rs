@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::jiff::tz::TimeZone;
 use kruise_api::apps::v1beta1::DaemonSet;
@@ -22,7 +22,7 @@ use kruise_runtime::harness::object_key;
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
-use super::execute::{Subject, execute, owned_pods};
+use super::execute::{Subject, execute};
 use super::revisions::{self, hash_of};
 use super::status;
 use super::watch::{expectation_key, key_of};
@@ -154,14 +154,10 @@ async fn reconcile_defaulted(
     }
     let update_hash = hash_of(&ensured.revision).to_owned();
 
-    // Plan.
-    let pods = owned_pods(&cached_pods);
-    let nodes: Vec<Node> = shared
-        .nodes
-        .state()
-        .iter()
-        .map(|node| (**node).clone())
-        .collect();
+    // Plan, from references into the caches (no pod or node is copied).
+    let pods: Vec<&Pod> = cached_pods.iter().map(AsRef::as_ref).collect();
+    let cached_nodes = shared.nodes.state();
+    let nodes: Vec<&Node> = cached_nodes.iter().map(AsRef::as_ref).collect();
     let known: Vec<KnownRevision<'_>> = cached_revisions
         .iter()
         .filter_map(|revision| KnownRevision::of(revision))
@@ -203,7 +199,7 @@ async fn reconcile_defaulted(
             namespace: &namespace,
             uid: &uid,
             reference: &reference,
-            pods: &pods,
+            pods: &cached_pods,
             now: now.timestamp(),
         };
         execute(shared, &subject, &plan).await
