@@ -44,6 +44,7 @@ pub mod broadcast_job;
 pub mod cloneset;
 pub mod crds;
 pub mod crr;
+pub mod daemonset;
 pub mod http;
 pub mod imagepull;
 pub mod leader;

@@ -1,5 +1,6 @@
 //! Which simulated node a pending pod is bound to: round-robin or least-loaded, never past a node's pod
-//! capacity. The placement book-keeping is plain state fed by the caller (sans-IO): what the watch says is
+//! capacity; a pod whose required node affinity names one node (a daemon pod) goes to that node or stays
+//! pending. The placement book-keeping is plain state fed by the caller (sans-IO): what the watch says is
 //! bound where, what was just reserved, what went away.
 //!
 //! ```
@@ -84,6 +85,21 @@ impl Placement {
             Strategy::RoundRobin => self.next_round_robin()?,
             Strategy::LeastLoaded => self.least_loaded()?,
         };
+        self.place(key, index);
+        self.nodes.get(index).cloned()
+    }
+
+    /// Counts the pod `key` on `node` (a pod whose required node affinity names its node, as daemon pods'
+    /// does); `None` when `node` is not ours or is full. A pod already placed keeps its node.
+    pub fn reserve_on(&mut self, key: &str, node: &str) -> Option<String> {
+        if let Some(placed) = self
+            .placed
+            .get(key)
+            .and_then(|&index| self.nodes.get(index))
+        {
+            return Some(placed.clone());
+        }
+        let index = self.index(node).filter(|&index| self.has_room(index))?;
         self.place(key, index);
         self.nodes.get(index).cloned()
     }
@@ -191,6 +207,23 @@ mod tests {
         placement.observe("p", "somebody-elses-node");
         assert_eq!(placement.load("node-1"), 0);
         assert!(!placement.owns("somebody-elses-node"));
+    }
+
+    #[test]
+    fn a_pod_pinned_to_a_node_goes_there_or_nowhere() {
+        let mut placement = Placement::new(Strategy::RoundRobin, nodes(3), 1);
+        assert_eq!(
+            placement.reserve_on("d1", "node-2").as_deref(),
+            Some("node-2")
+        );
+        assert_eq!(
+            placement.reserve_on("d1", "node-2").as_deref(),
+            Some("node-2")
+        );
+        assert_eq!(placement.load("node-2"), 1);
+        assert_eq!(placement.reserve_on("d2", "node-2"), None, "node-2 is full");
+        assert_eq!(placement.reserve_on("d3", "elsewhere"), None, "not ours");
+        assert_eq!(placement.reserve("p").as_deref(), Some("node-0"));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! control plane without real nodes progress. Nothing else makes a pod Running there.
 //!
 //! * [`node`]: the Node objects (Ready, capacity, addresses), registered at start, heartbeats renewed;
-//! * [`binding`]: pending pods are bound through `pods/binding`, round-robin or least-loaded;
+//! * [`binding`]: pending pods are bound through `pods/binding`, round-robin or least-loaded (a pod whose
+//!   required node affinity names one node, as a daemon pod's does, to that node only);
 //! * [`pod_status`]: the status a kubelet would report now (pure): Pending, then Running with deterministic
 //!   [`identity`] (image IDs per image, container IDs per start), `Ready` honouring readiness gates, and a
 //!   restart of just the changed container after an in-place image update;

@@ -339,13 +339,22 @@ async fn bind(pod: &Pod, api: &Api<Pod>, context: &Context) -> Result<Action, Si
         return Ok(Action::await_change());
     }
     let key = pod_key(pod);
-    let chosen = context
-        .placement
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .reserve(&key);
+    // A daemon pod names its node in its required node affinity (`metadata.name In [node]`): only that
+    // node will do, and a node of somebody else's is left to its scheduler.
+    let pinned = kruise_schedule::daemonset::node_affinity::target_node(pod.spec.as_ref());
+    let chosen = {
+        let mut placement = context
+            .placement
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match pinned {
+            Some(node) if !placement.owns(node) => return Ok(Action::await_change()),
+            Some(node) => placement.reserve_on(&key, node),
+            None => placement.reserve(&key),
+        }
+    };
     let Some(node) = chosen else {
-        tracing::warn!(pod = %key, "every simulated node is full; the pod stays pending");
+        tracing::warn!(pod = %key, "no simulated node has room for it; the pod stays pending");
         return Ok(Action::requeue(Duration::from_secs(5)));
     };
     let binding = Binding {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use kruise_manager::cloneset::{CloneSetArgs, CloneSetConfig, CloneSetController};
+use kruise_manager::daemonset::{DaemonSetArgs, DaemonSetConfig, DaemonSetController};
 use kruise_manager::pod_readiness::PodReadinessController;
 use kruise_manager::sidecarset::SidecarSetController;
 use kruise_manager::statefulset::{StatefulSetArgs, StatefulSetController};
@@ -29,15 +30,17 @@ struct Cli {
     cloneset: CloneSetArgs,
     #[command(flatten)]
     statefulset: StatefulSetArgs,
+    daemonset: DaemonSetArgs,
 }
 
 /// The controllers this binary runs while leading.
-fn controllers(config: CloneSetConfig) -> ControllerSet {
+fn controllers(config: CloneSetConfig, daemonset: DaemonSetConfig) -> ControllerSet {
     let mut controllers = ControllerSet::new();
     controllers.register(PodReadinessController {
         namespace: config.namespace.clone(),
     });
     controllers.register(CloneSetController::new(config));
+    controllers.register(DaemonSetController::new(daemonset));
     kruise_manager::crr::reconciler::register(&mut controllers);
     kruise_manager::imagepull::node_image_controller::register(&mut controllers);
     kruise_manager::imagepull::job_controller::register(&mut controllers);
@@ -78,7 +81,7 @@ async fn main() -> ExitCode {
     logging::init(cli.options.log_format);
     let (trigger, signal) = shutdown::channel();
     trigger.on_signals();
-    let mut controller_set = controllers(cli.cloneset.config());
+    let mut controller_set = controllers(cli.cloneset.config(), cli.daemonset.config());
     controller_set.register(SidecarSetController::new(&cli.options.namespace));
     controller_set.register(StatefulSetController::new(cli.statefulset.config()));
     let identity = cli.options.identity();

@@ -148,7 +148,7 @@ pub fn simulator_config(namespace: &str) -> SimulatorConfig {
 
 /// Sends the logs of in-process managers and simulators to a file that outlives the control plane's run
 /// directory (once).
-fn init_logs() {
+pub fn init_logs() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let path = std::env::temp_dir().join(format!(

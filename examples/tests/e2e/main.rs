@@ -18,6 +18,7 @@
 )]
 
 mod advanced_statefulset;
+mod advanced_daemonset;
 mod api_server_restart;
 mod asts_env;
 mod audit_log;
@@ -29,7 +30,9 @@ mod cloneset_rollout;
 mod cloneset_scale;
 mod container_recreate;
 mod crds;
+mod daemon_pod_watch;
 mod daemon_restart;
+mod daemonset_env;
 mod identities;
 mod image_pull;
 mod jobs;
@@ -237,6 +240,40 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("cloneset_pre_downloads_images", |c| {
         Box::pin(cloneset_predownload::cloneset_pre_downloads_images(c))
+    }),
+    ("advanced_daemonset_runs_the_demo_on_every_node", |c| {
+        Box::pin(advanced_daemonset::advanced_daemonset_runs_the_demo_on_every_node(c))
+    }),
+    ("advanced_daemonset_surge_stays_within_max_surge", |c| {
+        Box::pin(advanced_daemonset::advanced_daemonset_surge_stays_within_max_surge(c))
+    }),
+    (
+        "advanced_daemonset_updates_in_place_within_max_unavailable",
+        |c| {
+            Box::pin(
+                advanced_daemonset::advanced_daemonset_updates_in_place_within_max_unavailable(c),
+            )
+        },
+    ),
+    (
+        "advanced_daemonset_selector_and_partition_hold_old_pods",
+        |c| {
+            Box::pin(advanced_daemonset::advanced_daemonset_selector_and_partition_hold_old_pods(c))
+        },
+    ),
+    (
+        "advanced_daemonset_node_added_mid_rollout_gets_the_update",
+        |c| {
+            Box::pin(
+                advanced_daemonset::advanced_daemonset_node_added_mid_rollout_gets_the_update(c),
+            )
+        },
+    ),
+    ("advanced_daemonset_follows_taints_and_cordons", |c| {
+        Box::pin(advanced_daemonset::advanced_daemonset_follows_taints_and_cordons(c))
+    }),
+    ("advanced_daemonset_pre_delete_hook_holds_deletion", |c| {
+        Box::pin(advanced_daemonset::advanced_daemonset_pre_delete_hook_holds_deletion(c))
     }),
     ("sidecarset_injects_and_upgrades_in_place", |c| {
         Box::pin(sidecarset::sidecarset_injects_and_upgrades_in_place(c))

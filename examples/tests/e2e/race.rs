@@ -160,7 +160,7 @@ fn contestants() -> Vec<Contestant> {
     let daemonset = resource("apps", "v1", "DaemonSet", "daemonsets");
     let cloneset = resource("apps.kruise.io", "v1beta1", "CloneSet", "clonesets");
     let advanced_statefulset = resource("apps.kruise.io", "v1beta1", "StatefulSet", "statefulsets");
-    let advanced_daemonset = resource("apps.kruise.io", "v1alpha1", "DaemonSet", "daemonsets");
+    let advanced_daemonset = resource("apps.kruise.io", "v1beta1", "DaemonSet", "daemonsets");
     let budget = json!({"maxUnavailable": "10%", "maxSurge": 0});
     let replicated = |label, name, resource: &ApiResource, runner, spec, pod_spec| Contestant {
         label,
@@ -252,7 +252,7 @@ fn contestants() -> Vec<Contestant> {
             &advanced_daemonset,
             Runner::KruiseManager,
             json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
-                "type": "Standard", "maxUnavailable": "10%"}}}),
+                "rollingUpdateType": "Standard", "maxUnavailable": "10%"}}}),
             json!({}),
         ),
         daemon(
@@ -261,7 +261,7 @@ fn contestants() -> Vec<Contestant> {
             &advanced_daemonset,
             Runner::KruiseManager,
             json!({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
-                "type": "InPlaceIfPossible", "maxUnavailable": "10%"}}}),
+                "rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": "10%"}}}),
             json!({}),
         ),
     ]

@@ -93,15 +93,15 @@ pub(crate) struct NewAndOld {
 
 impl<'a> Facts<'a> {
     pub(crate) fn collect(
-        pods: &'a [Pod],
-        nodes: &'a [Node],
+        pods: &[&'a Pod],
+        nodes: &[&'a Node],
         settings: &Settings<'_>,
         update_hash: &str,
         fit: &DaemonPodFit<'_>,
         now: Timestamp,
     ) -> Self {
         let mut entries: BTreeMap<&'a str, NodeEntry<'a>> = BTreeMap::new();
-        for node in nodes {
+        for &node in nodes {
             let name = node.metadata.name.as_deref().unwrap_or("");
             entries.entry(name).or_insert_with(|| NodeEntry {
                 name,
@@ -111,7 +111,7 @@ impl<'a> Facts<'a> {
             });
         }
         let mut facts = Vec::with_capacity(pods.len());
-        for (index, pod) in pods.iter().enumerate() {
+        for (index, &pod) in pods.iter().enumerate() {
             let Some(target) = target_node(pod.spec.as_ref()) else {
                 continue;
             };

@@ -69,10 +69,11 @@ pub struct PlanInput<'a> {
     /// The DaemonSet (the v1beta1 hub; convert a v1alpha1 object with `From`).
     pub daemonset: &'a DaemonSet,
     /// The pods it owns, including terminating and finished ones (they matter: a node with a terminating pod
-    /// gets no new pod until it is gone, and failed pods are deleted).
-    pub pods: &'a [Pod],
-    /// Every node of the cluster.
-    pub nodes: &'a [Node],
+    /// gets no new pod until it is gone, and failed pods are deleted). References, so that a controller
+    /// plans from its cache without copying a pod.
+    pub pods: &'a [&'a Pod],
+    /// Every node of the cluster (references: the controller's node cache is not copied either).
+    pub nodes: &'a [&'a Node],
     /// The update revision and the known revisions.
     pub revisions: Revisions<'a>,
     /// The time of the decision; its zone is the one lifecycle timestamps are written in.
@@ -86,8 +87,8 @@ impl<'a> PlanInput<'a> {
     #[must_use]
     pub fn new(
         daemonset: &'a DaemonSet,
-        pods: &'a [Pod],
-        nodes: &'a [Node],
+        pods: &'a [&'a Pod],
+        nodes: &'a [&'a Node],
         revisions: Revisions<'a>,
         now: &'a Zoned,
         options: &'a Options,

@@ -1,8 +1,8 @@
 //! The Advanced DaemonSet planner: one reconcile of upstream's DaemonSet controller as a pure function
 //! (upstream `pkg/controller/daemonset`).
 //!
-//! [`plan`] reads a [`PlanInput`] (the DaemonSet, its pods, every node, the update hash and known revisions,
-//! `now`, [`Options`]) and returns a [`Plan`]: the [`Action`]s of the step that acts — each with the [`Rule`]
+//! [`plan`] reads a [`PlanInput`] (the DaemonSet, references to its pods and to every node, the update hash
+//! and known revisions, `now`, [`Options`]) and returns a [`Plan`]: the [`Action`]s of the step that acts — each with the [`Rule`]
 //! that chose it, in the planners' shared vocabulary ([`crate::planning`]) — the new status, the rollout [`Budgets`], the node update order and when to requeue.
 //!
 //! 1. **manage**: which nodes should run the pod ([`node_fit`]: `spec.nodeName`, `nodeSelector`, required node
@@ -38,7 +38,8 @@
 //!     serde_json::from_value(serde_json::json!({"metadata": {"name": name, "labels": {"role": role}}})).unwrap()
 //! };
 //! let nodes = [node("n1", "worker"), node("n2", "worker"), node("m1", "control-plane")];
-//! let pods: Vec<Pod> = Vec::new();
+//! let nodes: Vec<&Node> = nodes.iter().collect();
+//! let pods: Vec<&Pod> = Vec::new();
 //! let now = "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap().to_zoned(TimeZone::UTC);
 //! let options = Options::default();
 //! let input = PlanInput::new(&daemonset, &pods, &nodes, Revisions::hash("6d5b8f7c9"), &now, &options);

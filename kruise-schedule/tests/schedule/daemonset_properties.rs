@@ -317,10 +317,12 @@ impl Cluster {
             update_hash: NEW,
             known: &known,
         };
+        let pods: Vec<&Pod> = pods.iter().collect();
+        let nodes: Vec<&Node> = self.nodes.iter().collect();
         plan(&PlanInput::new(
             &self.daemonset,
             &pods,
-            &self.nodes,
+            &nodes,
             revisions,
             &now,
             &options,

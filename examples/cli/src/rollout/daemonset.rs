@@ -10,7 +10,7 @@
 use std::io::Write;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::api::core::v1::{Node, Pod, PodSpec};
 use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
 use kruise_api::apps::v1beta1::DaemonSet;
 use kruise_api::feature_gate::FeatureGateSet;
@@ -75,10 +75,12 @@ pub(super) fn plan_daemonset(
     let revisions: Vec<ControllerRevision> = owned.controller_revisions()?;
     let known: Vec<KnownRevision<'_>> = revisions.iter().filter_map(KnownRevision::of).collect();
     let zoned = now.to_zoned(TimeZone::UTC);
+    let pods: Vec<&Pod> = owned.pods.iter().collect();
+    let nodes: Vec<&Node> = owned.nodes.iter().collect();
     let input = PlanInput::new(
         daemonset,
-        &owned.pods,
-        &owned.nodes,
+        &pods,
+        &nodes,
         Revisions {
             update_hash: &update_hash,
             known: &known,

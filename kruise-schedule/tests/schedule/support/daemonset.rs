@@ -123,7 +123,11 @@ pub fn run_with(ds: &DaemonSet, pods: &[Pod], nodes: &[Node], known: &[KnownRevi
         update_hash: NEW,
         known,
     };
-    plan(&PlanInput::new(ds, pods, nodes, revisions, &now, &options))
+    let pods: Vec<&Pod> = pods.iter().collect();
+    let nodes: Vec<&Node> = nodes.iter().collect();
+    plan(&PlanInput::new(
+        ds, &pods, &nodes, revisions, &now, &options,
+    ))
 }
 
 /// Nodes that get a new pod, in action order.

@@ -1,0 +1,301 @@
+//! Carrying out an Advanced DaemonSet plan: creations in slow-start batches (1, 2, 4, ... pods at a time,
+//! stopping at the first batch with a failure), then deletions and pod patches in the planned order,
+//! stopping at the first failure. Creations are named by the API server (`generateName`), so each is
+//! announced to the expectations once its name is known (and taken back at once if the cache already shows
+//! it); deletions are announced before they are sent. Every pod write records the `resourceVersion` it
+//! produced, and every outcome becomes an Event.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::join_all;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::jiff::Timestamp;
+use kruise_schedule::daemonset::{ActionKind, Plan};
+use kube::api::Patch;
+use kube::{Api, Resource, ResourceExt};
+
+use super::context::Shared;
+use super::error::ReconcileError;
+use super::events::Record;
+use super::request::{Body, PodWrite, pod_writes};
+use super::watch::key_of;
+use crate::actions::{self, ActionError};
+use crate::cloneset::execute::failed_test_is_conflict;
+use crate::expectations::Operation;
+
+/// The DaemonSet a plan is executed for, and what the plan was made from.
+pub struct Subject<'a> {
+    /// `namespace/name`.
+    pub key: &'a str,
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its UID (the expectations' owner key).
+    pub uid: &'a str,
+    /// The reference Events are recorded against.
+    pub reference: &'a ObjectReference,
+    /// The pods the plan indexes into (the owner index's, in the order the plan read them).
+    pub pods: &'a [Arc<Pod>],
+    /// The time the plan was made at.
+    pub now: Timestamp,
+}
+
+/// What the execution did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Executed {
+    /// Pods created.
+    pub created: usize,
+    /// Pods deleted.
+    pub deleted: usize,
+    /// Pod writes sent (lifecycle, in place).
+    pub patched: usize,
+    /// The longest in-place grace period still running, if any.
+    pub requeue_after: Option<Duration>,
+}
+
+/// Executes `plan` for `subject`.
+///
+/// # Errors
+/// The first write that failed ([`ReconcileError::Action`]); the writes before it stand.
+pub async fn execute(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+) -> Result<Executed, ReconcileError> {
+    let pods: Api<Pod> = Api::namespaced(shared.client.clone(), subject.namespace);
+    let mut executed = Executed::default();
+    let fail = |source: ActionError| ReconcileError::Action {
+        daemonset: subject.key.to_owned(),
+        source,
+    };
+    let creations: Vec<(u32, &Pod)> = plan
+        .actions
+        .iter()
+        .filter_map(|action| match &action.kind {
+            ActionKind::CreatePod { pod, batch, .. } => Some((*batch, pod.as_ref())),
+            _ => None,
+        })
+        .collect();
+    executed.created = create_in_batches(shared, subject, &pods, &creations)
+        .await
+        .map_err(fail)?;
+    for action in &plan.actions {
+        let kind = &action.kind;
+        match kind {
+            ActionKind::CreatePod { .. } => {}
+            ActionKind::DeletePod { pod } => {
+                let Some(pod) = subject.pods.get(*pod) else {
+                    continue;
+                };
+                delete_pod(shared, subject, &pods, pod)
+                    .await
+                    .map_err(fail)?;
+                executed.deleted += 1;
+            }
+            kind => {
+                let Some(pod) = kind.pod().and_then(|index| subject.pods.get(index)) else {
+                    continue;
+                };
+                let writes =
+                    pod_writes(kind, pod, subject.now, &plan.update_options).map_err(|source| {
+                        ReconcileError::InPlace {
+                            daemonset: subject.key.to_owned(),
+                            pod: pod.name_any(),
+                            source,
+                        }
+                    })?;
+                let about = |record: super::events::EventRecord| {
+                    record.about("Pod", subject.namespace, &pod.name_any())
+                };
+                match send_writes(shared, &pods, pod, &writes).await {
+                    Ok(sent) => {
+                        executed.patched += sent;
+                        match kind {
+                            ActionKind::UpdateInPlace { .. } => shared.events.record(
+                                subject.reference,
+                                about(Record::updated_in_place(&pod.name_any())),
+                            ),
+                            ActionKind::RefreshInPlace { outcome, .. } => {
+                                executed.requeue_after =
+                                    longest(executed.requeue_after, outcome.requeue_after);
+                            }
+                            _ => {}
+                        }
+                    }
+                    Err(error) => {
+                        if matches!(kind, ActionKind::UpdateInPlace { .. })
+                            && !matches!(error, ActionError::Conflict { .. })
+                        {
+                            shared.events.record(
+                                subject.reference,
+                                about(Record::in_place_failed(&pod.name_any(), &error)),
+                            );
+                        }
+                        return Err(fail(error));
+                    }
+                }
+            }
+        }
+    }
+    Ok(executed)
+}
+
+fn longest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+async fn create_in_batches(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    pods: &Api<Pod>,
+    creations: &[(u32, &Pod)],
+) -> Result<usize, ActionError> {
+    let mut created = 0;
+    let mut batches: Vec<u32> = creations.iter().map(|(batch, _)| *batch).collect();
+    batches.dedup();
+    for batch in batches {
+        let results = join_all(
+            creations
+                .iter()
+                .filter(|(b, _)| *b == batch)
+                .map(|(_, pod)| create_one(shared, subject, pods, pod)),
+        )
+        .await;
+        let mut first_error = None;
+        for result in results {
+            match result {
+                Ok(()) => created += 1,
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+    }
+    Ok(created)
+}
+
+async fn create_one(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    pods: &Api<Pod>,
+    pod: &Pod,
+) -> Result<(), ActionError> {
+    match actions::create(pods, pod).await {
+        Ok(created) => {
+            let name = created.name_any();
+            let key = key_of("pod", subject.namespace, &name);
+            shared.expect(subject.uid, Operation::Create, &key);
+            // The watch may have shown it before the expectation was written.
+            if shared
+                .pods
+                .get(subject.uid)
+                .iter()
+                .any(|cached| cached.name_any() == name)
+            {
+                shared.observe(subject.uid, Operation::Create, &key);
+            }
+            shared.events.record(
+                subject.reference,
+                Record::created(&name).about("Pod", subject.namespace, &name),
+            );
+            Ok(())
+        }
+        Err(error) => {
+            if !matches!(error, ActionError::Conflict { .. }) {
+                shared
+                    .events
+                    .record(subject.reference, Record::create_failed(&error));
+            }
+            Err(error)
+        }
+    }
+}
+
+async fn delete_pod(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    pods: &Api<Pod>,
+    pod: &Pod,
+) -> Result<(), ActionError> {
+    let name = pod.name_any();
+    let key = key_of("pod", subject.namespace, &name);
+    shared.expect(subject.uid, Operation::Delete, &key);
+    match actions::delete(pods, pod).await {
+        Ok(()) => {}
+        // Gone already: nothing more will be seen.
+        Err(ActionError::NotFound { .. }) => {
+            shared.observe(subject.uid, Operation::Delete, &key);
+            return Ok(());
+        }
+        Err(error) => {
+            shared.observe(subject.uid, Operation::Delete, &key);
+            if !matches!(error, ActionError::Conflict { .. }) {
+                shared.events.record(
+                    subject.reference,
+                    Record::delete_failed(&error).about("Pod", subject.namespace, &name),
+                );
+            }
+            return Err(error);
+        }
+    }
+    let still_cached = shared
+        .pods
+        .get(subject.uid)
+        .iter()
+        .any(|cached| cached.name_any() == name && cached.meta().deletion_timestamp.is_none());
+    if !still_cached {
+        shared.observe(subject.uid, Operation::Delete, &key);
+    }
+    shared.events.record(
+        subject.reference,
+        Record::deleted(&name).about("Pod", subject.namespace, &name),
+    );
+    Ok(())
+}
+
+/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
+async fn send_writes(
+    shared: &Shared,
+    api: &Api<Pod>,
+    pod: &Pod,
+    writes: &[PodWrite],
+) -> Result<usize, ActionError> {
+    let name = pod.name_any();
+    let namespace = pod.namespace().unwrap_or_default();
+    let object = format!("{namespace}/{name}");
+    let mut last_version = None;
+    for write in writes {
+        let updated = match &write.body {
+            Body::Json(patch) => actions::patch(
+                api,
+                &object,
+                &name,
+                write.subresource,
+                &Patch::Json::<()>(patch.clone()),
+            )
+            .await
+            .map_err(failed_test_is_conflict)?,
+            Body::StrategicMerge(patch) => {
+                actions::patch(
+                    api,
+                    &object,
+                    &name,
+                    write.subresource,
+                    &Patch::Strategic(patch),
+                )
+                .await?
+            }
+        };
+        last_version = updated.metadata.resource_version;
+    }
+    if let Some(version) = last_version {
+        shared.expect_version(&key_of("pod", &namespace, &name), &version);
+    }
+    Ok(writes.len())
+}
