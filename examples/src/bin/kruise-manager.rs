@@ -30,6 +30,7 @@ struct Cli {
     cloneset: CloneSetArgs,
     #[command(flatten)]
     statefulset: StatefulSetArgs,
+    #[command(flatten)]
     daemonset: DaemonSetArgs,
 }
 
