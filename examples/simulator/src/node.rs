@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo,
+    Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo, Taint,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -101,6 +101,20 @@ pub fn node(name: &str, index: usize, shape: &NodeShape, now: Timestamp) -> Node
     }
 }
 
+/// The taint the API server gives a node at registration until it is Ready.
+pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+
+/// `taints` without [`NOT_READY_TAINT`], or `None` when it is not there (nothing to write).
+#[must_use]
+pub fn without_not_ready_taint(taints: &[Taint]) -> Option<Vec<Taint>> {
+    let kept: Vec<Taint> = taints
+        .iter()
+        .filter(|taint| taint.key != NOT_READY_TAINT)
+        .cloned()
+        .collect();
+    (kept.len() != taints.len()).then_some(kept)
+}
+
 /// The node conditions with heartbeats at `now`: Ready, no pressure of any kind.
 #[must_use]
 pub fn conditions(now: Timestamp) -> Vec<NodeCondition> {
@@ -177,6 +191,21 @@ mod tests {
             Some(&Quantity("7".into()))
         );
         assert_eq!(status.addresses.unwrap()[0].address, "172.16.0.4");
+    }
+
+    #[test]
+    fn only_the_not_ready_taint_is_removed() {
+        let taint = |key: &str| Taint {
+            key: key.to_owned(),
+            effect: "NoSchedule".to_owned(),
+            ..Taint::default()
+        };
+        assert_eq!(
+            without_not_ready_taint(&[taint(NOT_READY_TAINT), taint("dedicated")]),
+            Some(vec![taint("dedicated")])
+        );
+        assert_eq!(without_not_ready_taint(&[taint("dedicated")]), None);
+        assert_eq!(without_not_ready_taint(&[]), None);
     }
 
     #[test]

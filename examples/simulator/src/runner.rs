@@ -114,6 +114,39 @@ impl Simulator {
                 .map_err(SimulatorError::kube(format!(
                     "writing the status of node {name}"
                 )))?;
+            self.clear_not_ready_taint(&nodes, name).await?;
+        }
+        Ok(())
+    }
+
+    /// Removes the `node.kubernetes.io/not-ready` taint the API server puts on a registering node
+    /// (admission `TaintNodesByCondition`), as kube-controller-manager's node lifecycle controller does once
+    /// the node reports Ready; daemon set controllers, which do not tolerate it, then run pods there.
+    async fn clear_not_ready_taint(
+        &self,
+        nodes: &Api<Node>,
+        name: &str,
+    ) -> Result<(), SimulatorError> {
+        let current = nodes
+            .get(name)
+            .await
+            .map_err(SimulatorError::kube(format!("reading node {name}")))?;
+        let taints = current
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.taints.as_deref())
+            .unwrap_or_default();
+        if let Some(kept) = node::without_not_ready_taint(taints) {
+            let patch = serde_json::json!({
+                "metadata": {"resourceVersion": current.metadata.resource_version},
+                "spec": {"taints": kept},
+            });
+            nodes
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(SimulatorError::kube(format!(
+                    "removing the not-ready taint of node {name}"
+                )))?;
         }
         Ok(())
     }

@@ -17,8 +17,8 @@
     clippy::panic
 )]
 
-mod advanced_statefulset;
 mod advanced_daemonset;
+mod advanced_statefulset;
 mod api_server_restart;
 mod asts_env;
 mod audit_log;

@@ -570,6 +570,23 @@ async fn kube_controller_manager_races(client: &Client) -> Result<()> {
     )
     .await;
     api.delete(name, &DeleteParams::background()).await?;
+    // Its ReplicaSet is garbage collected before the race starts, so the collector's write is not counted.
+    let replica_sets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        NAMESPACE,
+        &resource("apps", "v1", "ReplicaSet", "replicasets"),
+    );
+    wait_for(
+        "the preflight Deployment's ReplicaSet to be deleted",
+        Duration::from_secs(60),
+        || async {
+            let listed = replica_sets
+                .list(&ListParams::default().labels(&format!("app={name}")))
+                .await?;
+            Ok(listed.items.is_empty().then_some(()))
+        },
+    )
+    .await?;
     observed.context(
         "kube-controller-manager does not run the deployment controller: run the race through \
          scripts/race.sh, which starts it with KRUISE_CP_KCM_CONTROLLERS",
