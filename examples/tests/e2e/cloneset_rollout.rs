@@ -330,7 +330,12 @@ pub async fn cloneset_rollout_survives_manager_restart(cluster: &Cluster) -> Res
     config.restart_delay = Duration::from_secs(2);
     let mut env = Env::with_simulator(cluster, "e2e-cs-restart", config).await?;
     env.manager = Some(ManagerHandle::child(cluster, "e2e-cs-restart", "cs-restart-1", &[]).await?);
-    let result = restart(cluster, &mut env).await;
+    // The child manager installs the CRDs; alone (no scenario before it did), the CloneSet would be
+    // created before its API exists.
+    let result = match env.wait_for_api().await {
+        Ok(()) => restart(cluster, &mut env).await,
+        Err(error) => Err(error),
+    };
     let stopped = env.stop().await;
     result.and(stopped)
 }
