@@ -60,6 +60,15 @@ impl InjectedPodIndex {
         self.by_sidecarset.get(sidecarset)
     }
 
+    /// Whether a pod with this `namespace/name` key is stored (nothing decoded).
+    #[must_use]
+    pub fn contains(&self, key: &str) -> bool {
+        key.split_once('/').is_some_and(|(namespace, name)| {
+            self.informer
+                .contains(&ObjectRef::new(name).within(namespace))
+        })
+    }
+
     /// The pod with this `namespace/name` key, if stored.
     #[must_use]
     pub fn get(&self, key: &str) -> Option<Arc<Pod>> {

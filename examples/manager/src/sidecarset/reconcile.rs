@@ -149,7 +149,7 @@ impl Shared {
                 }
             }
         }
-        pending.retain(|key, _| self.pods.get(key).is_some());
+        pending.retain(|key, _| self.pods.contains(key));
         waiting
     }
 
