@@ -14,7 +14,8 @@ use crate::support;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
-use kruise_sidecar::{PlanInput, Reason, Step, plan};
+use crate::support::facts_plan::plan;
+use kruise_sidecar::{PlanInput, Reason, Step};
 use proptest::prelude::*;
 use serde_json::json;
 
