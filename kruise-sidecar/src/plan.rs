@@ -228,10 +228,17 @@ pub fn pod_outcome(
 
 /// Whether marking the pod not upgradable by `sidecarset` changes its `SidecarSetUpgradable` condition
 /// (read from the view's copy of that condition alone).
-fn marks_not_upgradable<P: PodView>(pod: &P, sidecarset: &str, now: Timestamp) -> Result<bool, Error> {
+fn marks_not_upgradable<P: PodView>(
+    pod: &P,
+    sidecarset: &str,
+    now: Timestamp,
+) -> Result<bool, Error> {
     let mut probe = Pod {
         status: Some(PodStatus {
-            conditions: pod.upgradable_condition().cloned().map(|condition| vec![condition]),
+            conditions: pod
+                .upgradable_condition()
+                .cloned()
+                .map(|condition| vec![condition]),
             ..PodStatus::default()
         }),
         ..Pod::default()

@@ -39,7 +39,10 @@ pub fn to_time(now: Timestamp) -> Time {
 ///
 /// # Errors
 /// The annotation is neither the current nor the legacy form.
-pub fn hash_entries(pod: &(impl PodView + ?Sized), key: &'static str) -> Result<SidecarSetHashes, AnnotationError> {
+pub fn hash_entries(
+    pod: &(impl PodView + ?Sized),
+    key: &'static str,
+) -> Result<SidecarSetHashes, AnnotationError> {
     match pod.annotation(key) {
         Some(value) if !value.is_empty() => annotations::parse(key, value),
         _ => Ok(SidecarSetHashes::new()),
@@ -105,7 +108,9 @@ pub fn working_containers(pod: &(impl PodView + ?Sized)) -> WorkingHotUpgradeCon
 ///
 /// # Errors
 /// The annotation does not parse.
-pub fn inplace_states(pod: &(impl PodView + ?Sized)) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
+pub fn inplace_states(
+    pod: &(impl PodView + ?Sized),
+) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
     pod.annotation(keys::INPLACE_UPDATE_STATE_ANNOTATION)
         .map(|value| annotations::parse(keys::INPLACE_UPDATE_STATE_ANNOTATION, value))
         .transpose()

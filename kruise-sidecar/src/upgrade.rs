@@ -97,7 +97,8 @@ pub fn sort_candidates<P: PodView>(
         // `Priority::sort`, over the pods' labels.
         let priority = Priority::new(priority);
         if priority.is_active() {
-            indexes.sort_by_cached_key(|&index| pods.get(index).map(|pod| priority.key(pod.labels())));
+            indexes
+                .sort_by_cached_key(|&index| pods.get(index).map(|pod| priority.key(pod.labels())));
         }
     }
     if !strategy.scatter_strategy.is_empty() {

@@ -193,10 +193,7 @@ impl<'a> Scatter<'a> {
 /// How many of all `pods` match `term`, and how many do not.
 #[must_use]
 pub fn totals<P: PodLabels>(pods: &[P], term: &UpdateScatterTerm) -> (usize, usize) {
-    let matched = pods
-        .iter()
-        .filter(|pod| matches(*pod, term))
-        .count();
+    let matched = pods.iter().filter(|pod| matches(*pod, term)).count();
     (matched, pods.len() - matched)
 }
 
@@ -208,10 +205,9 @@ pub(crate) fn by_term<P: PodLabels>(
     total_matched: usize,
     total_unmatched: usize,
 ) -> Vec<usize> {
-    let (mut matched, unmatched): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&index| {
-        pods.get(index)
-            .is_some_and(|pod| matches(pod, term))
-    });
+    let (mut matched, unmatched): (Vec<usize>, Vec<usize>) = order
+        .iter()
+        .partition(|&&index| pods.get(index).is_some_and(|pod| matches(pod, term)));
     if matched.len() <= 1 || unmatched.len() <= 1 {
         return order;
     }

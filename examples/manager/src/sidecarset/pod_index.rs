@@ -195,7 +195,7 @@ mod tests {
     }
 
     fn names(facts: &[Arc<PodFacts>]) -> Vec<&str> {
-        facts.iter().map(|facts| facts.name()).collect()
+        facts.iter().map(|facts| PodView::name(facts.as_ref())).collect()
     }
 
     #[tokio::test]
@@ -229,7 +229,12 @@ mod tests {
         // The whole pod of the indexed version comes from the informer.
         let facts = index.pods_of("log").remove(0);
         assert_eq!(
-            index.pod(&facts).unwrap().metadata.resource_version.as_deref(),
+            index
+                .pod(&facts)
+                .unwrap()
+                .metadata
+                .resource_version
+                .as_deref(),
             Some("4")
         );
         informer.apply(Event::Apply(pod("b", "5", Some("log"))));

@@ -19,9 +19,9 @@ use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_api::keys::sidecarset as keys;
 use kruise_inplace::Subresource;
-use kruise_sidecar::revision::{LatestRevision, RevisionPlan};
 use kruise_sidecar::pod_facts::PodFacts;
 use kruise_sidecar::pod_view::PodView;
+use kruise_sidecar::revision::{LatestRevision, RevisionPlan};
 use kruise_sidecar::{PlanInput, Reason, Step, StepPlan};
 use kube::api::Patch;
 use kube::runtime::controller::Action;
@@ -363,12 +363,13 @@ async fn execute(
         let Some(pod) = shared.pods.pod(facts) else {
             continue;
         };
-        let outcome = kruise_sidecar::pod_outcome(&planned, step.reason, &pod, now).map_err(
-            |source| ReconcileError::Plan {
-                sidecarset: sidecarset.name_any(),
-                source,
-            },
-        )?;
+        let outcome =
+            kruise_sidecar::pod_outcome(&planned, step.reason, &pod, now).map_err(|source| {
+                ReconcileError::Plan {
+                    sidecarset: sidecarset.name_any(),
+                    source,
+                }
+            })?;
         drop(pod);
         let api: Api<Pod> = Api::namespaced(shared.client.clone(), facts.namespace());
         let key = facts.key();
