@@ -1,6 +1,6 @@
 //! The pods the SidecarSet controller looks at, found by the SidecarSets that injected them (the
 //! `kruise.io/sidecarset-injected-list` annotation), as the planner's compact
-//! [`PodFacts`](kruise_sidecar::pod_facts::PodFacts): the controller plans from these and decodes a whole
+//! [`PodFacts`]: the controller plans from these and decodes a whole
 //! pod from the shared pod informer only to patch it.
 //!
 //! The index follows the shared pod informer's changes ([`InjectedPodIndex::follow`]): each pod version is
@@ -195,7 +195,10 @@ mod tests {
     }
 
     fn names(facts: &[Arc<PodFacts>]) -> Vec<&str> {
-        facts.iter().map(|facts| PodView::name(facts.as_ref())).collect()
+        facts
+            .iter()
+            .map(|facts| PodView::name(facts.as_ref()))
+            .collect()
     }
 
     #[tokio::test]
