@@ -11,12 +11,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::image::Reference;
 
 use crate::hash::{SidecarSetHashes, name_of};
 use crate::hot_upgrade;
+use crate::pod_view::PodView;
 use crate::records;
 
 /// The names of the pod containers a SidecarSet manages: each container's name, or both `-1` and `-2` for
@@ -68,25 +68,14 @@ pub fn strip_scheme(image_id: &str) -> &str {
         .map_or(image_id, |(_, rest)| rest)
 }
 
-fn container_count(pod: &Pod) -> (usize, usize) {
-    let spec = pod.spec.as_ref().map_or(0, |spec| spec.containers.len());
-    let status = pod
-        .status
-        .as_ref()
-        .and_then(|status| status.container_statuses.as_ref())
-        .map_or(0, Vec::len);
-    (spec, status)
-}
-
 /// Upstream's `IsPodStateConsistent` for `containers` (empty: every sidecar container of the SidecarSet).
 #[must_use]
 pub fn is_pod_state_consistent(
     sidecarset: &SidecarSet,
-    pod: &Pod,
+    pod: &(impl PodView + ?Sized),
     containers: &BTreeSet<String>,
 ) -> bool {
-    let (spec_count, status_count) = container_count(pod);
-    if spec_count != status_count {
+    if pod.container_count() != pod.status_count() {
         return false;
     }
     let all;
@@ -97,22 +86,19 @@ pub fn is_pod_state_consistent(
         containers
     };
     let image_ids: BTreeMap<&str, &str> = pod
-        .status
-        .iter()
-        .flat_map(|status| status.container_statuses.iter().flatten())
-        .map(|status| (status.name.as_str(), strip_scheme(&status.image_id)))
+        .container_statuses()
+        .map(|status| (status.name, strip_scheme(status.image_id)))
         .collect();
     let mut all_digest = true;
-    for container in pod.spec.iter().flat_map(|spec| spec.containers.iter()) {
-        if !considered.contains(&container.name) {
+    for (name, image) in pod.containers() {
+        if !considered.contains(name) {
             continue;
         }
-        let image = container.image.as_deref().unwrap_or("");
         if !is_image_digest(image) {
             all_digest = false;
             break;
         }
-        match image_ids.get(container.name.as_str()) {
+        match image_ids.get(name) {
             Some(image_id) if is_image_equal(image, image_id) => {}
             _ => return false,
         }
@@ -128,7 +114,7 @@ pub fn is_pod_state_consistent(
 /// change, while its status image differs from the spec image, is not complete.
 #[must_use]
 pub fn is_sidecar_update_completed(
-    pod: &Pod,
+    pod: &(impl PodView + ?Sized),
     sidecarsets: &[&str],
     containers: &BTreeSet<String>,
 ) -> bool {
@@ -145,20 +131,13 @@ pub fn is_sidecar_update_completed(
             }
         }
     }
-    let images: BTreeMap<&str, &str> = pod
-        .spec
-        .iter()
-        .flat_map(|spec| spec.containers.iter())
-        .map(|c| (c.name.as_str(), c.image.as_deref().unwrap_or("")))
-        .collect();
-    pod.status
-        .iter()
-        .flat_map(|status| status.container_statuses.iter().flatten())
-        .filter(|status| containers.contains(&status.name))
-        .all(|status| match recorded.get(status.name.as_str()) {
+    let images: BTreeMap<&str, &str> = pod.containers().collect();
+    pod.container_statuses()
+        .filter(|status| containers.contains(status.name))
+        .all(|status| match recorded.get(status.name) {
             Some(old) => {
                 !(*old == status.image_id
-                    && images.get(status.name.as_str()).copied().unwrap_or("") != status.image)
+                    && images.get(status.name).copied().unwrap_or("") != status.image)
             }
             None => true,
         })
@@ -166,16 +145,14 @@ pub fn is_sidecar_update_completed(
 
 /// Upstream's `IsRunningAndReady`: phase `Running`, `Ready=True` and no deletion timestamp.
 #[must_use]
-pub fn is_running_and_ready(pod: &Pod) -> bool {
-    kruise_api::pod::phase(pod) == "Running"
-        && kruise_api::pod::is_ready(pod)
-        && pod.metadata.deletion_timestamp.is_none()
+pub fn is_running_and_ready(pod: &(impl PodView + ?Sized)) -> bool {
+    pod.is_running_and_ready()
 }
 
 /// Whether the pod counts as ready for the SidecarSet: every idle hot-upgrade container has the empty image
 /// in its spec, and the pod is running and ready.
 #[must_use]
-pub fn is_pod_ready(sidecarset: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_pod_ready(sidecarset: &SidecarSet, pod: &(impl PodView + ?Sized)) -> bool {
     let mut idle: BTreeMap<String, &str> = BTreeMap::new();
     for sidecar in &sidecarset.spec.containers {
         if hot_upgrade::is_hot_upgrade(sidecar) {
@@ -183,14 +160,10 @@ pub fn is_pod_ready(sidecarset: &SidecarSet, pod: &Pod) -> bool {
             idle.insert(other, &sidecar.upgrade_strategy.hot_upgrade_empty_image);
         }
     }
-    let idle_ok =
-        pod.spec
-            .iter()
-            .flat_map(|spec| spec.containers.iter())
-            .all(|container| match idle.get(&container.name) {
-                Some(empty) if !empty.is_empty() => container.image.as_deref() == Some(*empty),
-                _ => true,
-            });
+    let idle_ok = pod.containers().all(|(name, image)| match idle.get(name) {
+        Some(empty) if !empty.is_empty() => image == *empty,
+        _ => true,
+    });
     idle_ok && is_running_and_ready(pod)
 }
 
@@ -208,7 +181,7 @@ pub struct Upgradability {
 pub fn upgradability(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
-    pod: &Pod,
+    pod: &(impl PodView + ?Sized),
 ) -> Upgradability {
     let name = name_of(sidecarset);
     if records::recorded_hash_without_image(pod, name) != hashes.without_image {
@@ -218,10 +191,8 @@ pub fn upgradability(
         };
     }
     let ready: BTreeMap<&str, bool> = pod
-        .status
-        .iter()
-        .flat_map(|status| status.container_statuses.iter().flatten())
-        .map(|status| (status.name.as_str(), status.ready))
+        .container_statuses()
+        .map(|status| (status.name, status.ready))
         .collect();
     let consistent = sidecar_containers_in_pod(sidecarset)
         .into_iter()
@@ -237,20 +208,19 @@ pub fn upgradability(
 
 /// Whether the pod was last written from the SidecarSet's current hash.
 #[must_use]
-pub fn is_pod_updated(sidecarset: &SidecarSet, hashes: &SidecarSetHashes, pod: &Pod) -> bool {
+pub fn is_pod_updated(
+    sidecarset: &SidecarSet,
+    hashes: &SidecarSetHashes,
+    pod: &(impl PodView + ?Sized),
+) -> bool {
     records::recorded_hash(pod, name_of(sidecarset)) == hashes.hash
 }
 
 /// Upstream's `IsPodConsistentWithSidecarSet`: every sidecar container is in the pod (for hot upgrade: the
 /// working-container entry and both `-1` / `-2`).
 #[must_use]
-pub fn has_all_sidecars(sidecarset: &SidecarSet, pod: &Pod) -> bool {
-    let has = |name: &str| {
-        pod.spec
-            .iter()
-            .flat_map(|spec| spec.containers.iter())
-            .any(|container| container.name == name)
-    };
+pub fn has_all_sidecars(sidecarset: &SidecarSet, pod: &(impl PodView + ?Sized)) -> bool {
+    let has = |name: &str| pod.containers().any(|(container, _)| container == name);
     let working = records::working_containers(pod);
     sidecarset.spec.containers.iter().all(|sidecar| {
         let name = &sidecar.container.name;

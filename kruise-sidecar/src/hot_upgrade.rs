@@ -23,6 +23,7 @@ use kruise_api::keys::sidecarset as keys;
 use crate::consistency;
 use crate::hash::SidecarSetHashes;
 use crate::inplace_state;
+use crate::pod_view::PodView;
 use crate::records;
 
 /// Whether the sidecar is upgraded hot.
@@ -61,7 +62,7 @@ pub fn version_alt_annotation(container: &str) -> String {
 /// The working container of a hot-upgrade sidecar and the other one: the annotation's value when it is
 /// `<name>-1`, otherwise `<name>-2` works.
 #[must_use]
-pub fn working_and_idle(sidecar: &str, pod: &Pod) -> (String, String) {
+pub fn working_and_idle(sidecar: &str, pod: &(impl PodView + ?Sized)) -> (String, String) {
     let (first, second) = container_names(sidecar);
     let working = records::working_containers(pod);
     if working.0.get(sidecar) == Some(&first) {
@@ -166,19 +167,12 @@ pub(crate) fn pair_annotations(first: &str, second: &str) -> [(String, String); 
     ]
 }
 
-fn container_image<'a>(pod: &'a Pod, name: &str) -> Option<&'a str> {
-    pod.spec
-        .as_ref()?
-        .containers
-        .iter()
-        .find(|container| container.name == name)
-        .map(|container| container.image.as_deref().unwrap_or(""))
+fn container_image<'a>(pod: &'a (impl PodView + ?Sized), name: &str) -> Option<&'a str> {
+    pod.container_image(name)
 }
 
-fn status_ready(pod: &Pod, name: &str) -> bool {
-    pod.status
-        .iter()
-        .flat_map(|status| status.container_statuses.iter().flatten())
+fn status_ready(pod: &(impl PodView + ?Sized), name: &str) -> bool {
+    pod.container_statuses()
         .find(|status| status.name == name)
         .is_some_and(|status| status.ready)
 }
@@ -189,7 +183,7 @@ fn status_ready(pod: &Pod, name: &str) -> bool {
 pub fn container_to_upgrade(
     sidecarset: &SidecarSet,
     sidecar: &SidecarContainer,
-    pod: &Pod,
+    pod: &(impl PodView + ?Sized),
 ) -> (String, String) {
     let (first, second) = container_names(&sidecar.container.name);
     let empty = sidecar.upgrade_strategy.hot_upgrade_empty_image.as_str();
@@ -220,7 +214,7 @@ pub fn container_to_upgrade(
 /// Whether some hot-upgrade sidecar's idle container does not run the empty image (an upgrade waits for its
 /// reset).
 #[must_use]
-pub fn is_in_hot_upgrading(sidecarset: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_in_hot_upgrading(sidecarset: &SidecarSet, pod: &(impl PodView + ?Sized)) -> bool {
     sidecarset.spec.containers.iter().any(|sidecar| {
         is_hot_upgrade(sidecar) && {
             let (_, idle) = working_and_idle(&sidecar.container.name, pod);
@@ -230,7 +224,7 @@ pub fn is_in_hot_upgrading(sidecarset: &SidecarSet, pod: &Pod) -> bool {
     })
 }
 
-fn idle_containers(sidecarset: &SidecarSet, pod: &Pod) -> BTreeSet<String> {
+fn idle_containers(sidecarset: &SidecarSet, pod: &(impl PodView + ?Sized)) -> BTreeSet<String> {
     sidecarset
         .spec
         .containers
@@ -243,22 +237,20 @@ fn idle_containers(sidecarset: &SidecarSet, pod: &Pod) -> BTreeSet<String> {
 /// Upstream's `isHotUpgradingReady`: running and ready, or every container except the idle hot-upgrade ones
 /// is ready.
 #[must_use]
-pub fn is_hot_upgrading_ready(sidecarset: &SidecarSet, pod: &Pod) -> bool {
+pub fn is_hot_upgrading_ready(sidecarset: &SidecarSet, pod: &(impl PodView + ?Sized)) -> bool {
     if consistency::is_running_and_ready(pod) {
         return true;
     }
     let idle = idle_containers(sidecarset, pod);
-    pod.status
-        .iter()
-        .flat_map(|status| status.container_statuses.iter().flatten())
-        .filter(|status| !idle.contains(&status.name))
+    pod.container_statuses()
+        .filter(|status| !idle.contains(status.name))
         .all(|status| status.ready)
 }
 
 /// Whether the reset pass takes the pod: an idle container is off the empty image, the pod is consistent
 /// without the idle containers, and it is ready (see [`is_hot_upgrading_ready`]).
 #[must_use]
-pub fn needs_reset(sidecarset: &SidecarSet, pod: &Pod) -> bool {
+pub fn needs_reset(sidecarset: &SidecarSet, pod: &(impl PodView + ?Sized)) -> bool {
     if !is_in_hot_upgrading(sidecarset, pod) {
         return false;
     }

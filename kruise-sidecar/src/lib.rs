@@ -9,7 +9,10 @@
 //!   new pod gets.
 //! * [`upgrade`]: which pods to upgrade next and the in-place upgrade of one pod; [`hot_upgrade`]: the
 //!   hot-upgrade state machine; [`consistency`]: state consistency and readiness.
-//! * [`plan()`]: one reconcile of the SidecarSet controller: revisions, status, resets, upgrades.
+//! * [`plan()`]: one reconcile of the SidecarSet controller: revisions, status, resets, upgrades;
+//!   [`plan_steps`] makes the same decisions from [`pod_view::PodView`]s such as the compact
+//!   [`pod_facts::PodFacts`] a controller keeps between reconciles, and [`pod_outcome`] builds one step's
+//!   patches from the whole pod.
 //! * [`validation`]: the SidecarSet validating webhook's rules.
 //! * [`terminator`]: the Job sidecar terminator's decisions (upstream `pkg/controller/sidecarterminator`).
 //!
@@ -57,6 +60,8 @@ pub mod matching;
 pub mod metadata;
 pub mod options;
 pub mod plan;
+pub mod pod_facts;
+pub mod pod_view;
 pub mod random;
 pub mod records;
 pub mod resource_expression;
@@ -74,5 +79,7 @@ pub use inject::{
     InjectRequest, Injection, JsonInjection, inject, inject_json, inject_sidecarsets,
 };
 pub use options::{FeatureGateError, Options};
-pub use plan::{Plan, PlanInput, PodAction, Reason, Step, plan};
+pub use plan::{
+    Plan, PlanInput, PodAction, PodStep, Reason, Step, StepPlan, plan, plan_steps, pod_outcome,
+};
 pub use random::{Chance, FixedChance, SeededChance};

@@ -17,7 +17,7 @@
 use std::borrow::Borrow;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodStatus};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::{SidecarSet, SidecarSetStatus, SidecarSetUpdateStrategyType};
 use kruise_inplace::Outcome;
@@ -26,13 +26,15 @@ use crate::condition;
 use crate::error::Error;
 use crate::hash::{self, name_of};
 use crate::hot_upgrade;
+use crate::pod_view::PodView;
 use crate::records;
 use crate::revision::{self, RevisionPlan};
 use crate::status;
 use crate::upgrade;
 
-/// What the planner reads. The pods are any `Borrow<Pod>` (`Pod`, `&Pod`, `Arc<Pod>` from a reflector
-/// store): the planner never clones them.
+/// What the planner reads. For [`plan()`] the pods are any `Borrow<Pod>` (`Pod`, `&Pod`, `Arc<Pod>` from a
+/// reflector store); for [`plan_steps`] any [`PodView`] (a pod, or its compact
+/// [`PodFacts`](crate::pod_facts::PodFacts)). The planner never clones them.
 #[derive(Debug)]
 pub struct PlanInput<'a, P = Pod> {
     /// The SidecarSet as stored (with its hash annotations; they are computed when missing).
@@ -122,18 +124,146 @@ pub struct Plan {
     pub actions: Vec<PodAction>,
 }
 
+/// One pod a plan acts on, decided from its [`PodView`]; [`pod_outcome`] builds the patches from the
+/// whole pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PodStep {
+    /// Index into [`PlanInput::pods`].
+    pub pod: usize,
+    /// Why.
+    pub reason: Reason,
+}
+
+/// The decisions of one reconcile, made from pod views ([`plan_steps`]): everything of a [`Plan`] but the
+/// patches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepPlan {
+    /// The revision bookkeeping.
+    pub revisions: RevisionPlan,
+    /// The status to write.
+    pub status: SidecarSetStatus,
+    /// Indexes of the matched pods.
+    pub matched: Vec<usize>,
+    /// Where the reconcile stopped.
+    pub step: Step,
+    /// The pods to patch, in order.
+    pub steps: Vec<PodStep>,
+}
+
+impl StepPlan {
+    /// The SidecarSet as the pod steps see it: `sidecarset` with the planned status (what
+    /// [`pod_outcome`] takes).
+    #[must_use]
+    pub fn planned(&self, sidecarset: &SidecarSet) -> SidecarSet {
+        let mut planned = sidecarset.clone();
+        planned.status = Some(self.status.clone());
+        planned
+    }
+}
+
 /// Plans one reconcile.
 ///
 /// # Errors
 /// The SidecarSet cannot be encoded (invalid quantity), a `MergePatchJson` cannot be applied to a pod, or a
 /// pod's `SidecarSetUpgradable` message does not parse.
 pub fn plan<P: Borrow<Pod>>(input: &PlanInput<'_, P>) -> Result<Plan, Error> {
+    let pods: Vec<&Pod> = input.pods.iter().map(Borrow::borrow).collect();
+    let steps = plan_steps(&PlanInput {
+        sidecarset: input.sidecarset,
+        pods: &pods,
+        revisions: input.revisions,
+        revision_namespace: input.revision_namespace,
+        now: input.now,
+    })?;
+    let planned = steps.planned(input.sidecarset);
+    let mut actions = Vec::with_capacity(steps.steps.len());
+    for step in &steps.steps {
+        let Some(pod) = pods.get(step.pod) else {
+            continue;
+        };
+        actions.push(PodAction {
+            pod: step.pod,
+            reason: step.reason,
+            outcome: pod_outcome(&planned, step.reason, pod, input.now)?,
+        });
+    }
+    Ok(Plan {
+        revisions: steps.revisions,
+        status: steps.status,
+        matched: steps.matched,
+        step: steps.step,
+        actions,
+    })
+}
+
+/// The pod after one step and its patches: `planned` is the SidecarSet with the planned status
+/// ([`StepPlan::planned`]), `pod` the whole pod the step was planned from.
+///
+/// # Errors
+/// The SidecarSet cannot be encoded, a `MergePatchJson` cannot be applied to the pod, or its
+/// `SidecarSetUpgradable` message does not parse.
+pub fn pod_outcome(
+    planned: &SidecarSet,
+    reason: Reason,
+    pod: &Pod,
+    now: Timestamp,
+) -> Result<Outcome, Error> {
+    let hashes = hash::recorded_or_computed(planned)?;
+    let after = match reason {
+        Reason::ResetHotUpgrade => hot_upgrade::reset(planned, &hashes, pod, now),
+        Reason::Upgrade => upgrade::upgrade_pod(planned, &hashes, pod, now)?,
+        Reason::NotUpgradable => {
+            let mut after = pod.clone();
+            condition::set_upgradable(&mut after, name_of(planned), false, now).map_err(
+                |source| Error::PodAnnotation {
+                    pod: records::pod_key(pod),
+                    source,
+                },
+            )?;
+            after
+        }
+    };
+    Ok(Outcome::between(pod, after, false))
+}
+
+/// Whether marking the pod not upgradable by `sidecarset` changes its `SidecarSetUpgradable` condition
+/// (read from the view's copy of that condition alone).
+fn marks_not_upgradable<P: PodView>(
+    pod: &P,
+    sidecarset: &str,
+    now: Timestamp,
+) -> Result<bool, Error> {
+    let mut probe = Pod {
+        status: Some(PodStatus {
+            conditions: pod
+                .upgradable_condition()
+                .cloned()
+                .map(|condition| vec![condition]),
+            ..PodStatus::default()
+        }),
+        ..Pod::default()
+    };
+    condition::set_upgradable(&mut probe, sidecarset, false, now).map_err(|source| {
+        Error::PodAnnotation {
+            pod: pod.key(),
+            source,
+        }
+    })
+}
+
+/// Plans one reconcile from pod views: the decisions of [`plan()`] without the patches (see
+/// [`crate::pod_facts`]).
+///
+/// # Errors
+/// The SidecarSet cannot be encoded (invalid quantity), or a pod's `SidecarSetUpgradable` message does not
+/// parse.
+pub fn plan_steps<P: PodView>(input: &PlanInput<'_, P>) -> Result<StepPlan, Error> {
     let sidecarset = input.sidecarset;
     let hashes = hash::recorded_or_computed(sidecarset)?;
     let matched = status::matched_pods(sidecarset, input.pods);
-    let matched_pods: Vec<&Pod> = matched
+    let matched_pods: Vec<&P> = matched
         .iter()
-        .filter_map(|index| input.pods.get(*index).map(Borrow::borrow))
+        .filter_map(|index| input.pods.get(*index))
         .collect();
     let revisions = revision::plan_revisions(
         sidecarset,
@@ -155,13 +285,14 @@ pub fn plan<P: Borrow<Pod>>(input: &PlanInput<'_, P>) -> Result<Plan, Error> {
     );
     let mut current = sidecarset.clone();
     current.status = Some(status.clone());
-    let mut plan = Plan {
+    let mut plan = StepPlan {
         revisions,
         status,
         matched: matched.clone(),
         step: Step::Upgrade,
-        actions: Vec::new(),
+        steps: Vec::new(),
     };
+    let index_of = |position: usize| matched.get(position).copied().unwrap_or(position);
 
     if current
         .spec
@@ -171,15 +302,13 @@ pub fn plan<P: Borrow<Pod>>(input: &PlanInput<'_, P>) -> Result<Plan, Error> {
     {
         for (position, pod) in matched_pods.iter().enumerate() {
             if hot_upgrade::needs_reset(&current, pod) {
-                let after = hot_upgrade::reset(&current, &hashes, pod, input.now);
-                plan.actions.push(PodAction {
-                    pod: matched.get(position).copied().unwrap_or(position),
+                plan.steps.push(PodStep {
+                    pod: index_of(position),
                     reason: Reason::ResetHotUpgrade,
-                    outcome: Outcome::between(pod, after, false),
                 });
             }
         }
-        if !plan.actions.is_empty() {
+        if !plan.steps.is_empty() {
             plan.step = Step::Reset;
             return Ok(plan);
         }
@@ -200,35 +329,23 @@ pub fn plan<P: Borrow<Pod>>(input: &PlanInput<'_, P>) -> Result<Plan, Error> {
     let next = upgrade::next_upgrade_pods(&current, &hashes, &matched_pods);
     let name = name_of(&current);
     for position in next.not_upgradable {
-        let Some(&pod) = matched_pods.get(position) else {
+        let Some(pod) = matched_pods.get(position) else {
             continue;
         };
-        let mut after = pod.clone();
-        let changed =
-            condition::set_upgradable(&mut after, name, false, input.now).map_err(|source| {
-                Error::PodAnnotation {
-                    pod: records::pod_key(pod),
-                    source,
-                }
-            })?;
-        if changed {
-            plan.actions.push(PodAction {
-                pod: matched.get(position).copied().unwrap_or(position),
+        if marks_not_upgradable(pod, name, input.now)? {
+            plan.steps.push(PodStep {
+                pod: index_of(position),
                 reason: Reason::NotUpgradable,
-                outcome: Outcome::between(pod, after, false),
             });
         }
     }
     for position in next.upgrade {
-        let Some(pod) = matched_pods.get(position) else {
-            continue;
-        };
-        let after = upgrade::upgrade_pod(&current, &hashes, pod, input.now)?;
-        plan.actions.push(PodAction {
-            pod: matched.get(position).copied().unwrap_or(position),
-            reason: Reason::Upgrade,
-            outcome: Outcome::between(pod, after, false),
-        });
+        if matched_pods.get(position).is_some() {
+            plan.steps.push(PodStep {
+                pod: index_of(position),
+                reason: Reason::Upgrade,
+            });
+        }
     }
     Ok(plan)
 }

@@ -15,7 +15,8 @@ use kruise_api::annotations::{
     SidecarSetInPlaceUpdateStates, WorkingHotUpgradeContainers,
 };
 use kruise_api::keys::sidecarset as keys;
-use kruise_api::pod::annotation;
+
+use crate::pod_view::PodView;
 
 /// `namespace/name` of a pod, for messages.
 #[must_use]
@@ -38,8 +39,11 @@ pub fn to_time(now: Timestamp) -> Time {
 ///
 /// # Errors
 /// The annotation is neither the current nor the legacy form.
-pub fn hash_entries(pod: &Pod, key: &'static str) -> Result<SidecarSetHashes, AnnotationError> {
-    match annotation(pod, key) {
+pub fn hash_entries(
+    pod: &(impl PodView + ?Sized),
+    key: &'static str,
+) -> Result<SidecarSetHashes, AnnotationError> {
+    match pod.annotation(key) {
         Some(value) if !value.is_empty() => annotations::parse(key, value),
         _ => Ok(SidecarSetHashes::new()),
     }
@@ -49,7 +53,7 @@ pub fn hash_entries(pod: &Pod, key: &'static str) -> Result<SidecarSetHashes, An
 /// empty, as upstream).
 #[must_use]
 pub fn recorded_entry(
-    pod: &Pod,
+    pod: &(impl PodView + ?Sized),
     key: &'static str,
     sidecarset: &str,
 ) -> Option<SidecarSetHashEntry> {
@@ -58,7 +62,7 @@ pub fn recorded_entry(
 
 /// The SidecarSet hash the pod's sidecars were last written from (`""` when none).
 #[must_use]
-pub fn recorded_hash(pod: &Pod, sidecarset: &str) -> String {
+pub fn recorded_hash(pod: &(impl PodView + ?Sized), sidecarset: &str) -> String {
     recorded_entry(pod, keys::HASH_ANNOTATION, sidecarset)
         .map(|entry| entry.hash)
         .unwrap_or_default()
@@ -66,7 +70,7 @@ pub fn recorded_hash(pod: &Pod, sidecarset: &str) -> String {
 
 /// The SidecarSet hash without image the pod's sidecars were last written from (`""` when none).
 #[must_use]
-pub fn recorded_hash_without_image(pod: &Pod, sidecarset: &str) -> String {
+pub fn recorded_hash_without_image(pod: &(impl PodView + ?Sized), sidecarset: &str) -> String {
     recorded_entry(pod, keys::HASH_WITHOUT_IMAGE_ANNOTATION, sidecarset)
         .map(|entry| entry.hash)
         .unwrap_or_default()
@@ -74,7 +78,7 @@ pub fn recorded_hash_without_image(pod: &Pod, sidecarset: &str) -> String {
 
 /// The ControllerRevision the pod's sidecars came from (`""` when none).
 #[must_use]
-pub fn recorded_controller_revision(pod: &Pod, sidecarset: &str) -> String {
+pub fn recorded_controller_revision(pod: &(impl PodView + ?Sized), sidecarset: &str) -> String {
     recorded_entry(pod, keys::HASH_ANNOTATION, sidecarset)
         .map(|entry| entry.controller_revision)
         .unwrap_or_default()
@@ -82,20 +86,20 @@ pub fn recorded_controller_revision(pod: &Pod, sidecarset: &str) -> String {
 
 /// The SidecarSets listed in `kruise.io/sidecarset-injected-list`.
 #[must_use]
-pub fn injected_list(pod: &Pod) -> InjectedSidecarSets {
-    InjectedSidecarSets::parse(annotation(pod, keys::INJECTED_LIST_ANNOTATION).unwrap_or(""))
+pub fn injected_list(pod: &(impl PodView + ?Sized)) -> InjectedSidecarSets {
+    InjectedSidecarSets::parse(pod.annotation(keys::INJECTED_LIST_ANNOTATION).unwrap_or(""))
 }
 
 /// Whether the pod lists the SidecarSet as injected.
 #[must_use]
-pub fn is_injected(pod: &Pod, sidecarset: &str) -> bool {
+pub fn is_injected(pod: &(impl PodView + ?Sized), sidecarset: &str) -> bool {
     injected_list(pod).contains(sidecarset)
 }
 
 /// The working hot-upgrade containers (empty when absent or unparsable, as upstream).
 #[must_use]
-pub fn working_containers(pod: &Pod) -> WorkingHotUpgradeContainers {
-    annotation(pod, keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION)
+pub fn working_containers(pod: &(impl PodView + ?Sized)) -> WorkingHotUpgradeContainers {
+    pod.annotation(keys::WORKING_HOT_UPGRADE_CONTAINER_ANNOTATION)
         .and_then(|value| WorkingHotUpgradeContainers::parse(value).ok())
         .unwrap_or_default()
 }
@@ -104,8 +108,10 @@ pub fn working_containers(pod: &Pod) -> WorkingHotUpgradeContainers {
 ///
 /// # Errors
 /// The annotation does not parse.
-pub fn inplace_states(pod: &Pod) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
-    annotation(pod, keys::INPLACE_UPDATE_STATE_ANNOTATION)
+pub fn inplace_states(
+    pod: &(impl PodView + ?Sized),
+) -> Result<Option<SidecarSetInPlaceUpdateStates>, AnnotationError> {
+    pod.annotation(keys::INPLACE_UPDATE_STATE_ANNOTATION)
         .map(|value| annotations::parse(keys::INPLACE_UPDATE_STATE_ANNOTATION, value))
         .transpose()
 }

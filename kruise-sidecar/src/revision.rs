@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{LocalObjectReference, Pod, Volume};
+use k8s_openapi::api::core::v1::{LocalObjectReference, Volume};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet, SidecarSetPatchPodMetadata};
@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::encoding::sidecar_container_value;
 use crate::error::Error;
 use crate::hash::{self, name_of};
+use crate::pod_view::PodView;
 use crate::records;
 
 /// The default `revisionHistoryLimit`.
@@ -400,10 +401,10 @@ pub struct RevisionPlan {
 ///
 /// # Errors
 /// [`Error::Encoding`] when the SidecarSet's data cannot be encoded.
-pub fn plan_revisions(
+pub fn plan_revisions<P: PodView>(
     sidecarset: &SidecarSet,
     revisions: &[ControllerRevision],
-    pods: &[&Pod],
+    pods: &[P],
     namespace: &str,
 ) -> Result<RevisionPlan, Error> {
     let name = name_of(sidecarset);
@@ -494,10 +495,10 @@ pub fn plan_revisions(
 
 /// Revisions in use: recorded by a pod, named by `injectionStrategy.revision.revisionName`, or the newest
 /// with `injectionStrategy.revision.customVersion`.
-fn active_revisions(
+fn active_revisions<P: PodView>(
     sidecarset: &SidecarSet,
     revisions: &[ControllerRevision],
-    pods: &[&Pod],
+    pods: &[P],
 ) -> BTreeSet<String> {
     let name = name_of(sidecarset);
     let mut active: BTreeSet<String> = pods

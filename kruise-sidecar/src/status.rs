@@ -5,36 +5,31 @@
 //! * updated: the pod's recorded hash is the SidecarSet's; ready: consistent and
 //!   [`consistency::is_pod_ready`]; updatedReady: both.
 
-use std::borrow::Borrow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::{SidecarSet, SidecarSetStatus};
 use kruise_api::label_selector;
 
 use crate::consistency;
 use crate::hash::{SidecarSetHashes, name_of};
-use crate::matching;
+use crate::pod_view::PodView;
 use crate::records;
 
 /// Indexes of the pods the SidecarSet controls (see the module docs). The caller lists pods by the
 /// SidecarSet's namespaces; the selector is checked again here.
 #[must_use]
-pub fn matched_pods<P: Borrow<Pod>>(sidecarset: &SidecarSet, pods: &[P]) -> Vec<usize> {
-    let empty = BTreeMap::new();
-    let selected = |pod: &Pod| {
+pub fn matched_pods<P: PodView>(sidecarset: &SidecarSet, pods: &[P]) -> Vec<usize> {
+    let selected = |pod: &P| {
         sidecarset.spec.selector.as_ref().is_some_and(|selector| {
             !label_selector::is_empty(selector)
-                && label_selector::matches(selector, pod.metadata.labels.as_ref().unwrap_or(&empty))
-                    .unwrap_or(false)
+                && label_selector::matches(selector, pod.labels()).unwrap_or(false)
         })
     };
     let name = name_of(sidecarset);
     pods.iter()
-        .map(Borrow::borrow)
         .enumerate()
         .filter(|(_, pod)| {
-            matching::is_active_pod(pod)
+            pod.is_active()
                 && selected(pod)
                 && records::is_injected(pod, name)
                 && consistency::has_all_sidecars(sidecarset, pod)
@@ -45,7 +40,7 @@ pub fn matched_pods<P: Borrow<Pod>>(sidecarset: &SidecarSet, pods: &[P]) -> Vec<
 
 /// Upstream's `calculateStatus` over the matched pods.
 #[must_use]
-pub fn calculate_status<P: Borrow<Pod>>(
+pub fn calculate_status<P: PodView>(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
     matched: &[P],
@@ -54,7 +49,7 @@ pub fn calculate_status<P: Borrow<Pod>>(
 ) -> SidecarSetStatus {
     let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     let (mut updated, mut ready, mut updated_ready) = (0, 0, 0);
-    for pod in matched.iter().map(Borrow::borrow) {
+    for pod in matched {
         let is_updated = consistency::is_pod_updated(sidecarset, hashes, pod);
         if is_updated {
             updated += 1;

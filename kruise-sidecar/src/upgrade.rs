@@ -15,7 +15,6 @@
 //! hash entry, the in-place state with the image IDs before the change, `patchPodMetadata` and the
 //! `SidecarSetUpgradable=True` condition entry.
 
-use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -27,7 +26,7 @@ use kruise_api::label_selector;
 use kruise_api::scatter::UpdateScatterTerm;
 use kruise_schedule::int_or_percent::{Rounding, legacy_scaled};
 use kruise_schedule::partition::partition_replicas;
-use kruise_schedule::sort::{active, priority::Priority, scatter::Scatter};
+use kruise_schedule::sort::{priority::Priority, scatter::Scatter};
 
 use crate::condition;
 use crate::consistency;
@@ -36,6 +35,7 @@ use crate::hash::{SidecarSetHashes, is_native_sidecar, name_of};
 use crate::hot_upgrade;
 use crate::inplace_state;
 use crate::metadata;
+use crate::pod_view::PodView;
 use crate::records;
 
 /// The pods to act on in this round, as indexes into the matched pods.
@@ -50,24 +50,19 @@ pub struct NextUpgrade {
 
 /// Upstream's `GetNextUpgradePods` over the matched `pods`.
 #[must_use]
-pub fn next_upgrade_pods<P: Borrow<Pod>>(
+pub fn next_upgrade_pods<P: PodView>(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
     pods: &[P],
 ) -> NextUpgrade {
     let strategy = &sidecarset.spec.update_strategy;
-    let selected = |pod: &Pod| match &strategy.selector {
+    let selected = |pod: &P| match &strategy.selector {
         None => true,
-        Some(selector) => {
-            let empty = BTreeMap::new();
-            label_selector::matches(selector, pod.metadata.labels.as_ref().unwrap_or(&empty))
-                .unwrap_or(false)
-        }
+        Some(selector) => label_selector::matches(selector, pod.labels()).unwrap_or(false),
     };
     let mut waiting = Vec::new();
     let mut not_upgradable = Vec::new();
     for (index, pod) in pods.iter().enumerate() {
-        let pod = pod.borrow();
         if consistency::is_pod_updated(sidecarset, hashes, pod) || !selected(pod) {
             continue;
         }
@@ -88,18 +83,28 @@ pub fn next_upgrade_pods<P: Borrow<Pod>>(
 
 /// Upstream's `SortUpdateIndexes`: `ActivePods` (ties by pod name), priority, scatter with `*` expanded.
 #[must_use]
-pub fn sort_candidates<P: Borrow<Pod>>(
+pub fn sort_candidates<P: PodView>(
     strategy: &SidecarSetUpdateStrategy,
     pods: &[P],
     mut indexes: Vec<usize>,
 ) -> Vec<usize> {
-    active::sort(pods, &mut indexes);
+    // kruise_schedule's `active::sort`, over the pods' keys.
+    indexes.sort_by_cached_key(|&index| {
+        let key = pods.get(index).map(PodView::active_key);
+        (key.is_none(), key, index)
+    });
     if let Some(priority) = &strategy.priority_strategy {
-        Priority::new(priority).sort(pods, &mut indexes);
+        // `Priority::sort`, over the pods' labels.
+        let priority = Priority::new(priority);
+        if priority.is_active() {
+            indexes
+                .sort_by_cached_key(|&index| pods.get(index).map(|pod| priority.key(pod.labels())));
+        }
     }
     if !strategy.scatter_strategy.is_empty() {
         let terms = expand_scatter_terms(&strategy.scatter_strategy, pods);
-        indexes = Scatter::new(&terms).sort(pods, indexes);
+        let labels: Vec<&BTreeMap<String, String>> = pods.iter().map(PodView::labels).collect();
+        indexes = Scatter::new(&terms).sort(&labels, indexes);
     }
     indexes
 }
@@ -107,7 +112,7 @@ pub fn sort_candidates<P: Borrow<Pod>>(
 /// Upstream's `parseUpdateScatterTerms`: a term with value `*` becomes one term per value of its key on the
 /// pods (in pod order); duplicates are dropped.
 #[must_use]
-pub fn expand_scatter_terms<P: Borrow<Pod>>(
+pub fn expand_scatter_terms<P: PodView>(
     terms: &[UpdateScatterTerm],
     pods: &[P],
 ) -> Vec<UpdateScatterTerm> {
@@ -123,13 +128,7 @@ pub fn expand_scatter_terms<P: Borrow<Pod>>(
             continue;
         }
         for pod in pods {
-            if let Some(value) = pod
-                .borrow()
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|labels| labels.get(&term.key))
-            {
+            if let Some(value) = pod.labels().get(&term.key) {
                 push(UpdateScatterTerm {
                     key: term.key.clone(),
                     value: value.clone(),
@@ -167,7 +166,7 @@ pub fn partition(strategy: &SidecarSetUpdateStrategy, matched: usize) -> usize {
 
 /// Upstream's `calculateUpgradeCount`: how many of the sorted `candidates` to upgrade now.
 #[must_use]
-pub fn upgrade_count<P: Borrow<Pod>>(
+pub fn upgrade_count<P: PodView>(
     sidecarset: &SidecarSet,
     hashes: &SidecarSetHashes,
     pods: &[P],
@@ -181,7 +180,6 @@ pub fn upgrade_count<P: Borrow<Pod>>(
     let max_unavailable = max_unavailable(strategy, pods.len());
     let mut unavailable = pods
         .iter()
-        .map(Borrow::borrow)
         .filter(|pod| {
             consistency::is_pod_updated(sidecarset, hashes, pod)
                 && (!consistency::is_pod_state_consistent(sidecarset, pod, &BTreeSet::new())
@@ -193,7 +191,7 @@ pub fn upgrade_count<P: Borrow<Pod>>(
         let Some(pod) = pods.get(*index) else {
             break;
         };
-        if !consistency::is_pod_ready(sidecarset, pod.borrow()) {
+        if !consistency::is_pod_ready(sidecarset, pod) {
             count += 1;
             continue;
         }

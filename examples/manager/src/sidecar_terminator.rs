@@ -46,17 +46,17 @@ pub async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let nodes = context.informers.get::<Node>();
     let pods = context.informers.get::<Pod>();
     // Whether a pod runs on a virtual kubelet is read from the node informer: wait for its first list.
-    let (Some(_), Some(store)) = (
-        harness::synced_store(&nodes, &context).await,
-        harness::synced_store(&pods, &context).await,
-    ) else {
+    if harness::synced_store(&nodes, &context).await.is_none() {
         return Ok(());
-    };
+    }
     let shared = Arc::new(Context {
         client: context.client.clone(),
         nodes,
     });
-    let controller = Controller::for_shared_stream(pods.applied(), store);
+    // The shared pod informer keeps pods packed (no kube-runtime store): the controller owns a store of
+    // the pods it may act on, those that pass the cheap filter of `sync`.
+    let (store, candidates) = pods.applied_where(|pod| decide(pod, false).is_some());
+    let controller = Controller::for_shared_stream(candidates, store);
     harness::drive(controller, &context, reconcile, shared).await;
     Ok(())
 }

@@ -20,10 +20,42 @@
 //! # let _ = UpdateScatterTerm::default();
 //! ```
 
-use std::borrow::Borrow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::scatter::UpdateScatterTerm;
+
+/// Where the scatter sorter reads a pod's labels: the pod (or a reference or `Arc` to it), or the pod's label
+/// map alone (what a planner keeping compact per-pod facts holds).
+pub trait PodLabels {
+    /// The value of the label `key`.
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl PodLabels for Pod {
+    fn label(&self, key: &str) -> Option<&str> {
+        kruise_api::pod::label(self, key)
+    }
+}
+
+impl PodLabels for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
+impl<T: PodLabels + ?Sized> PodLabels for &T {
+    fn label(&self, key: &str) -> Option<&str> {
+        (**self).label(key)
+    }
+}
+
+impl<T: PodLabels + ?Sized> PodLabels for Arc<T> {
+    fn label(&self, key: &str) -> Option<&str> {
+        (**self).label(key)
+    }
+}
 
 /// How one scatter term interleaves matched and unmatched pods.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,8 +127,8 @@ pub fn group_by_density(
 
 /// Whether `pod` matches `term` as the per-term rule reads it (a missing label is `""`).
 #[must_use]
-pub fn matches(pod: &Pod, term: &UpdateScatterTerm) -> bool {
-    kruise_api::pod::label(pod, &term.key).unwrap_or("") == term.value
+pub fn matches(pod: &(impl PodLabels + ?Sized), term: &UpdateScatterTerm) -> bool {
+    pod.label(&term.key).unwrap_or("") == term.value
 }
 
 /// A scatter strategy ready to sort pods.
@@ -120,7 +152,7 @@ impl<'a> Scatter<'a> {
 
     /// The terms applied to `indexes`, in order (upstream `getScatterTerms`).
     #[must_use]
-    pub fn terms_for<P: Borrow<Pod>>(
+    pub fn terms_for<P: PodLabels>(
         &self,
         pods: &[P],
         indexes: &[usize],
@@ -133,9 +165,7 @@ impl<'a> Scatter<'a> {
             let count = indexes
                 .iter()
                 .filter_map(|&index| pods.get(index))
-                .filter(|pod| {
-                    kruise_api::pod::label((*pod).borrow(), &term.key) == Some(term.value.as_str())
-                })
+                .filter(|pod| pod.label(&term.key) == Some(term.value.as_str()))
                 .count();
             if count > 0 && !counted.iter().any(|(_, seen)| *seen == term) {
                 counted.push((count, term));
@@ -147,7 +177,7 @@ impl<'a> Scatter<'a> {
 
     /// Scatters `indexes` (already in their base order) over all `pods`.
     #[must_use]
-    pub fn sort<P: Borrow<Pod>>(&self, pods: &[P], indexes: Vec<usize>) -> Vec<usize> {
+    pub fn sort<P: PodLabels>(&self, pods: &[P], indexes: Vec<usize>) -> Vec<usize> {
         if self.terms.is_empty() || indexes.len() <= 1 {
             return indexes;
         }
@@ -162,26 +192,22 @@ impl<'a> Scatter<'a> {
 
 /// How many of all `pods` match `term`, and how many do not.
 #[must_use]
-pub fn totals<P: Borrow<Pod>>(pods: &[P], term: &UpdateScatterTerm) -> (usize, usize) {
-    let matched = pods
-        .iter()
-        .filter(|pod| matches((*pod).borrow(), term))
-        .count();
+pub fn totals<P: PodLabels>(pods: &[P], term: &UpdateScatterTerm) -> (usize, usize) {
+    let matched = pods.iter().filter(|pod| matches(*pod, term)).count();
     (matched, pods.len() - matched)
 }
 
 /// One term over the whole ordered list, with the counts of matched and unmatched pods among all pods.
-pub(crate) fn by_term<P: Borrow<Pod>>(
+pub(crate) fn by_term<P: PodLabels>(
     pods: &[P],
     term: &UpdateScatterTerm,
     order: Vec<usize>,
     total_matched: usize,
     total_unmatched: usize,
 ) -> Vec<usize> {
-    let (mut matched, unmatched): (Vec<usize>, Vec<usize>) = order.iter().partition(|&&index| {
-        pods.get(index)
-            .is_some_and(|pod| matches(pod.borrow(), term))
-    });
+    let (mut matched, unmatched): (Vec<usize>, Vec<usize>) = order
+        .iter()
+        .partition(|&&index| pods.get(index).is_some_and(|pod| matches(pod, term)));
     if matched.len() <= 1 || unmatched.len() <= 1 {
         return order;
     }

@@ -13,12 +13,13 @@ use crate::support;
 
 use std::collections::BTreeMap;
 
+use crate::support::facts_plan::plan;
 use crate::support::{annotation, image_of, inject, later, running};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::keys::sidecarset as keys;
 use kruise_sidecar::hot_upgrade::{container_to_upgrade, needs_reset, working_and_idle};
-use kruise_sidecar::{PlanInput, Reason, Step, plan};
+use kruise_sidecar::{PlanInput, Reason, Step};
 
 const EMPTY: &str = "openkruise/hotupgrade-sample:empty";
 

@@ -12,9 +12,10 @@
 
 use crate::support;
 
+use crate::support::facts_plan::plan;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
-use kruise_sidecar::{PlanInput, Reason, Step, plan};
+use kruise_sidecar::{PlanInput, Reason, Step};
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -19,6 +19,9 @@ use kruise_sidecar::revision::{self, LatestRevision, plan_revisions};
 use kruise_sidecar::{Error, FixedChance, injection_revision};
 use serde_json::json;
 
+/// No matched pods.
+const NO_PODS: &[&Pod] = &[];
+
 fn set_with_image(image: &str, extra_spec: serde_json::Value) -> SidecarSet {
     let mut spec = json!({
         "selector": {"matchLabels": {"app": "web"}},
@@ -308,21 +311,21 @@ fn revision_for_update() {
 fn latest_revision_reuse_rollback_create() {
     let v1 = set_with_image("i:1", json!({}));
     let v2 = set_with_image("i:2", json!({}));
-    let none = plan_revisions(&v1, &[], &[], "kruise-system").unwrap();
+    let none = plan_revisions(&v1, &[], NO_PODS, "kruise-system").unwrap();
     let LatestRevision::Create(created) = &none.latest else {
         panic!("{:?}", none.latest)
     };
     assert_eq!(revision::number(created), 1);
 
     let history = vec![stored(&v1, 1, None), stored(&v2, 2, None)];
-    let reuse = plan_revisions(&v2, &history, &[], "kruise-system").unwrap();
+    let reuse = plan_revisions(&v2, &history, NO_PODS, "kruise-system").unwrap();
     assert_eq!(
         reuse.latest,
         LatestRevision::Reuse {
             name: history[1].metadata.name.clone().unwrap()
         }
     );
-    let rollback = plan_revisions(&v1, &history, &[], "kruise-system").unwrap();
+    let rollback = plan_revisions(&v1, &history, NO_PODS, "kruise-system").unwrap();
     assert_eq!(
         rollback.latest,
         LatestRevision::Rollback {
@@ -331,7 +334,7 @@ fn latest_revision_reuse_rollback_create() {
         }
     );
     let v3 = set_with_image("i:3", json!({"customVersion": "v3"}));
-    let create = plan_revisions(&v3, &history, &[], "kruise-system").unwrap();
+    let create = plan_revisions(&v3, &history, NO_PODS, "kruise-system").unwrap();
     assert!(matches!(create.latest, LatestRevision::Create(_)));
     assert_eq!(
         create.custom_version_label, None,
@@ -340,7 +343,7 @@ fn latest_revision_reuse_rollback_create() {
     let labelled = plan_revisions(
         &set_with_image("i:2", json!({"customVersion": "v2"})),
         &history,
-        &[],
+        NO_PODS,
         "ns",
     )
     .unwrap();
@@ -381,9 +384,9 @@ fn history_truncation_keeps_used_revisions() {
     );
     limited.spec.injection_strategy =
         serde_json::from_value(json!({"revision": {"revisionName": name(1)}})).unwrap();
-    let plan = plan_revisions(&limited, &history, &[], "ns").unwrap();
+    let plan = plan_revisions(&limited, &history, NO_PODS, "ns").unwrap();
     assert_eq!(plan.delete, [name(0), name(2), name(3)]);
-    let plan = plan_revisions(&set_with_image("i:5", json!({})), &history, &[], "ns").unwrap();
+    let plan = plan_revisions(&set_with_image("i:5", json!({})), &history, NO_PODS, "ns").unwrap();
     assert!(
         plan.delete.is_empty(),
         "5 revisions are within the default limit of 10"

@@ -13,13 +13,14 @@ use crate::support;
 
 use std::collections::BTreeSet;
 
+use crate::support::facts_plan::plan;
 use crate::support::{annotation, image_of, inject, later, running, sidecarset};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::keys::sidecarset as keys;
 use kruise_inplace::Subresource;
 use kruise_sidecar::consistency::{self, is_pod_state_consistent};
-use kruise_sidecar::{PlanInput, Reason, Step, plan};
+use kruise_sidecar::{PlanInput, Reason, Step};
 use serde_json::json;
 
 fn log_set(image: &str, update_strategy: serde_json::Value) -> SidecarSet {

@@ -4,9 +4,9 @@
 //! scatter / `paused`, hot upgrade's upgrade → migration → reset, `SidecarSetUpgradable`), deciding with
 //! [`kruise_sidecar::plan()`].
 //!
-//! * [`pod_index`]: pods found by the SidecarSets that injected them (an index of the shared pod
-//!   informer: no full scans per reconcile, no copy of its own); a pod change triggers exactly those
-//!   SidecarSets.
+//! * [`pod_index`]: the compact facts of the pods, found by the SidecarSets that injected them, following
+//!   the shared pod informer (no full scans per reconcile, each pod version read once); a pod change
+//!   triggers exactly those SidecarSets, once the index holds it.
 //! * [`reconcile`]: hashes, plan, revisions, status, pod patches with optimistic concurrency.
 //! * [`events`]: the Events it records.
 //!
@@ -91,7 +91,7 @@ async fn run(
         events,
         context.metrics.clone(),
     ));
-    let pod_stream = pod_informer.objects();
+    let pod_stream = pods.follow();
     let in_namespace = revision_namespace.clone();
     let revision_stream = revision_informer.objects().filter(move |revision| {
         futures::future::ready(

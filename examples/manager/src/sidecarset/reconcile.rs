@@ -1,7 +1,8 @@
-//! One reconcile of a SidecarSet: hash annotations, then [`kruise_sidecar::plan()`] over the pods it injected
-//! (from the [`InjectedPodIndex`]) and its ControllerRevisions (from a store), then the writes: revisions,
-//! status (through the `status` subresource), and the pod patches, each conditional on the
-//! `resourceVersion` the plan was made from.
+//! One reconcile of a SidecarSet: hash annotations, then [`kruise_sidecar::plan_steps`] over the facts of
+//! the pods it injected (from the [`InjectedPodIndex`]) and its ControllerRevisions (from a store), then the
+//! writes: revisions, status (through the `status` subresource), and the pod patches, each built from the
+//! whole pod of the version the plan was made from ([`kruise_sidecar::pod_outcome`]) and conditional on its
+//! `resourceVersion`.
 //!
 //! A pod just patched is not planned again until the watch shows the write (the update expectation): a
 //! stale cache would count it as not yet upgraded and available, and spend the `maxUnavailable` budget
@@ -18,8 +19,10 @@ use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_api::keys::sidecarset as keys;
 use kruise_inplace::Subresource;
+use kruise_sidecar::pod_facts::PodFacts;
+use kruise_sidecar::pod_view::PodView;
 use kruise_sidecar::revision::{LatestRevision, RevisionPlan};
-use kruise_sidecar::{Plan, PlanInput, Reason, Step};
+use kruise_sidecar::{PlanInput, Reason, Step, StepPlan};
 use kube::api::Patch;
 use kube::runtime::controller::Action;
 use kube::{Api, Client, ResourceExt};
@@ -29,7 +32,7 @@ use super::events::{EventSink, Record};
 use kruise_runtime::harness::Retry;
 use kruise_runtime::{Indexed, Informer};
 
-use super::pod_index::{InjectedPodIndex, pod_key};
+use super::pod_index::InjectedPodIndex;
 use crate::actions::{self, ActionError};
 use crate::metrics::ControllerMetrics;
 
@@ -136,29 +139,29 @@ impl Shared {
     }
 
     /// Whether a write to one of `pods` is not yet visible; forgets the expectations that are.
-    fn waiting_for_writes(&self, pods: &[Arc<Pod>]) -> bool {
+    fn waiting_for_writes(&self, pods: &[Arc<PodFacts>]) -> bool {
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         let mut waiting = false;
         for pod in pods {
-            let key = pod_key(pod);
+            let key = pod.key();
             if let Some(stale) = pending.get(&key) {
-                if pod.metadata.resource_version.as_deref() == Some(stale.as_str()) {
+                if pod.resource_version() == Some(stale.as_str()) {
                     waiting = true;
                 } else {
                     pending.remove(&key);
                 }
             }
         }
-        pending.retain(|key, _| self.pods.get(key).is_some());
+        pending.retain(|key, _| self.pods.contains(key));
         waiting
     }
 
-    fn expect_change(&self, pod: &Pod) {
-        if let Some(version) = &pod.metadata.resource_version {
+    fn expect_change(&self, pod: &PodFacts) {
+        if let Some(version) = pod.resource_version() {
             self.pending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .insert(pod_key(pod), version.clone());
+                .insert(pod.key(), version.to_owned());
         }
     }
 }
@@ -220,24 +223,25 @@ async fn reconcile_once(
     if !shared.pods.is_synced() || !shared.revisions.is_synced() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    let indexed = shared.pods.pods_of(&name);
-    if shared.waiting_for_writes(&indexed) {
+    // The planner reads the pods' facts, kept by the index between reconciles: a SidecarSet may have
+    // thousands of pods, and only the ones it patches are decoded whole.
+    let pods = shared.pods.pods_of(&name);
+    if shared.waiting_for_writes(&pods) {
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    // The planner borrows the stored pods (no copies: a SidecarSet may have thousands).
-    let pods = indexed;
     let revisions: Vec<ControllerRevision> = shared
         .revisions
         .get(&name)
         .iter()
         .map(|revision| (**revision).clone())
         .collect();
-    let plan = kruise_sidecar::plan(&PlanInput {
+    let now = Timestamp::now();
+    let plan = kruise_sidecar::plan_steps(&PlanInput {
         sidecarset,
         pods: &pods,
         revisions: &revisions,
         revision_namespace: &shared.revision_namespace,
-        now: Timestamp::now(),
+        now,
     })
     .map_err(plan_error)?;
 
@@ -257,9 +261,9 @@ async fn reconcile_once(
     }
 
     // 4. Pods.
-    execute(sidecarset, &plan, &pods, shared).await?;
+    execute(sidecarset, &plan, &pods, now, shared).await?;
     Ok(match plan.step {
-        Step::Upgrade | Step::Reset if !plan.actions.is_empty() => Action::requeue(CACHE_WAIT),
+        Step::Upgrade | Step::Reset if !plan.steps.is_empty() => Action::requeue(CACHE_WAIT),
         _ => Action::requeue(RESYNC),
     })
 }
@@ -340,23 +344,37 @@ async fn settle_revisions(
     Ok(None)
 }
 
-/// Sends each action's writes (the first one tests the planned `resourceVersion`), records Events.
+/// Builds each step's patches from the whole pod of the planned version and sends them (the first one
+/// tests that `resourceVersion`), records Events. A pod whose planned version the informer no longer has is
+/// skipped: its change is on its way and triggers another reconcile.
 async fn execute(
     sidecarset: &SidecarSet,
-    plan: &Plan,
-    pods: &[Arc<Pod>],
+    plan: &StepPlan,
+    pods: &[Arc<PodFacts>],
+    now: Timestamp,
     shared: &Shared,
 ) -> Result<(), ReconcileError> {
+    let planned = plan.planned(sidecarset);
     let mut first_error = None;
-    for action in &plan.actions {
-        let Some(pod) = pods.get(action.pod) else {
+    for step in &plan.steps {
+        let Some(facts) = pods.get(step.pod) else {
             continue;
         };
-        let namespace = pod.namespace().unwrap_or_default();
-        let api: Api<Pod> = Api::namespaced(shared.client.clone(), &namespace);
-        let key = pod_key(pod);
+        let Some(pod) = shared.pods.pod(facts) else {
+            continue;
+        };
+        let outcome =
+            kruise_sidecar::pod_outcome(&planned, step.reason, &pod, now).map_err(|source| {
+                ReconcileError::Plan {
+                    sidecarset: sidecarset.name_any(),
+                    source,
+                }
+            })?;
+        drop(pod);
+        let api: Api<Pod> = Api::namespaced(shared.client.clone(), facts.namespace());
+        let key = facts.key();
         let mut result = Ok(());
-        for write in &action.outcome.writes {
+        for write in &outcome.writes {
             let subresource = match write.subresource {
                 Subresource::Pod => None,
                 Subresource::Status => Some("status"),
@@ -365,7 +383,7 @@ async fn execute(
             let sent = actions::patch(
                 &api,
                 &key,
-                &pod.name_any(),
+                facts.name(),
                 subresource,
                 &Patch::Json::<()>(write.patch.clone()),
             )
@@ -377,19 +395,19 @@ async fn execute(
         }
         match result {
             Ok(()) => {
-                if !action.outcome.writes.is_empty() {
-                    shared.expect_change(pod);
+                if !outcome.writes.is_empty() {
+                    shared.expect_change(facts);
                 }
                 shared
                     .events
-                    .record_for(sidecarset, action_event(action.reason, &key));
+                    .record_for(sidecarset, action_event(step.reason, &key));
             }
             Err(error) => {
                 shared.events.record_for(
                     sidecarset,
                     Record::warning(
                         "FailedUpdatePod",
-                        format!("failed to {} pod {key}: {error}", action.reason.name()),
+                        format!("failed to {} pod {key}: {error}", step.reason.name()),
                     ),
                 );
                 if first_error.is_none() {

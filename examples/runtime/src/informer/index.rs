@@ -25,10 +25,12 @@ pub fn controller_uid<K: Resource>(object: &K) -> Vec<String> {
         .collect()
 }
 
-/// One index: key → the objects with that key.
+/// One index: key → the objects with that key, and each indexed object's keys (so removing an object
+/// needs only its reference, not the object: a packed store need not decode it).
 pub(super) struct Index<K: Resource<DynamicType = ()>> {
     keys: IndexKeys<K>,
     entries: HashMap<String, HashSet<ObjectRef<K>>>,
+    keys_of: HashMap<ObjectRef<K>, Vec<String>>,
 }
 
 impl<K: Resource<DynamicType = ()>> Index<K> {
@@ -36,24 +38,33 @@ impl<K: Resource<DynamicType = ()>> Index<K> {
         Self {
             keys,
             entries: HashMap::new(),
+            keys_of: HashMap::new(),
         }
     }
 
-    pub(super) fn insert(&mut self, object: &K) {
-        let reference = ObjectRef::from_obj(object);
-        for key in (self.keys)(object) {
+    /// Indexes `object`, stored under `reference` (not indexed before: see [`Index::remove`]).
+    pub(super) fn insert(&mut self, reference: &ObjectRef<K>, object: &K) {
+        let keys = (self.keys)(object);
+        if keys.is_empty() {
+            return;
+        }
+        for key in &keys {
             self.entries
-                .entry(key)
+                .entry(key.clone())
                 .or_default()
                 .insert(reference.clone());
         }
+        self.keys_of.insert(reference.clone(), keys);
     }
 
-    pub(super) fn remove(&mut self, object: &K) {
-        let reference = ObjectRef::from_obj(object);
-        for key in (self.keys)(object) {
+    /// Forgets the object stored under `reference`.
+    pub(super) fn remove(&mut self, reference: &ObjectRef<K>) {
+        let Some(keys) = self.keys_of.remove(reference) else {
+            return;
+        };
+        for key in keys {
             if let Some(references) = self.entries.get_mut(&key) {
-                references.remove(&reference);
+                references.remove(reference);
                 if references.is_empty() {
                     self.entries.remove(&key);
                 }
@@ -61,14 +72,10 @@ impl<K: Resource<DynamicType = ()>> Index<K> {
         }
     }
 
-    pub(super) fn rebuild<'a>(&mut self, objects: impl IntoIterator<Item = &'a Arc<K>>)
-    where
-        K: 'a,
-    {
+    /// Forgets every object.
+    pub(super) fn clear(&mut self) {
         self.entries.clear();
-        for object in objects {
-            self.insert(object);
-        }
+        self.keys_of.clear();
     }
 
     pub(super) fn references(&self, key: &str) -> impl Iterator<Item = &ObjectRef<K>> {

@@ -6,6 +6,23 @@
 //! the objects that disappeared while the watch was down (found when it lists again). [`Informers`] hands
 //! out one informer per kind, so ten controllers interested in pods share one pod watch.
 //!
+//! # Stored form
+//!
+//! An informer made with [`Informer::new`] keeps whole objects in a kube-runtime store. One made with
+//! [`Informer::packed`] (what [`Informers`] does for pods, the many large objects of a cluster) keeps each
+//! object as its JSON bytes and decodes it when asked for ([`Informer::get`], [`Indexed::get`], a late
+//! [`Informer::subscribe`]):
+//!
+//! * an injected pod with six containers takes tens of KB as `k8s_openapi` structs (a `Container` is over
+//!   2 KB before any of its data) and a few KB as JSON;
+//! * each stored object remembers the copy it handed out last: while anyone holds it (a subscriber working
+//!   on the change, a controller's cache such as the CloneSet controller's pod facts), lookups return that
+//!   same `Arc` without decoding; a change is told with the object the watch delivered (nothing decoded);
+//! * index keys are computed once per change from the object and kept with the index, so removing an object
+//!   decodes nothing, and [`Informer::contains`] answers without decoding;
+//! * a packed informer has no kube-runtime store ([`Informer::store`] stays empty): a kube-runtime
+//!   controller of pods takes its store from [`Informer::applied_where`], which holds the pods it acts on.
+//!
 //! A controller built on `kube::runtime::Controller` plugs the change stream in with
 //! `watches_shared_stream` / `owns_shared_stream`, or, for a controller of the kind itself,
 //! `Controller::for_shared_stream(informer.applied(), informer.store())`.
@@ -33,8 +50,10 @@
 //! ```
 
 mod change;
+mod filtered;
 mod health;
 mod index;
+mod packed;
 mod registry;
 
 use std::borrow::Cow;
@@ -48,6 +67,7 @@ use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, watcher as watch_events};
 use kube::{Api, Resource};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
@@ -55,6 +75,7 @@ pub use self::change::Change;
 pub use self::health::{InformerHealth, WatchErrorReason};
 use self::index::Index;
 pub use self::index::{IndexKeys, controller_uid};
+use self::packed::{PackedStore, reference_of};
 pub use self::registry::Informers;
 
 /// One kind's shared watch, store, indexes and subscribers. Cloning shares them.
@@ -72,7 +93,10 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Informer<K> {
 
 struct Shared<K: Resource<DynamicType = ()> + Clone + 'static> {
     name: Cow<'static, str>,
+    /// The objects of a whole-object informer (stays empty when `packed` is used).
     reader: Store<K>,
+    /// The objects of a packed informer ([`Informer::packed`]).
+    packed: Option<PackedStore<K>>,
     /// Whether the first list has been stored. Not the store's own readiness: kube-runtime's store wakes
     /// only the last of several tasks waiting for it, so controllers wait here before they get the store.
     synced: watch::Sender<bool>,
@@ -84,7 +108,24 @@ struct State<K: Resource<DynamicType = ()> + Clone + 'static> {
     indexes: BTreeMap<&'static str, Index<K>>,
     subscribers: Vec<mpsc::UnboundedSender<Change<K>>>,
     /// The objects listed so far while the watch (re)lists; `None` outside a list.
-    listing: Option<HashSet<ObjectRef<K>>>,
+    listing: Option<Listing<K>>,
+}
+
+/// What a (re)list has delivered so far.
+struct Listing<K: Resource<DynamicType = ()>> {
+    references: HashSet<ObjectRef<K>>,
+    /// The listed objects themselves, for a packed informer (a whole-object informer's kube-runtime writer
+    /// buffers them).
+    objects: Vec<Arc<K>>,
+}
+
+impl<K: Resource<DynamicType = ()>> Default for Listing<K> {
+    fn default() -> Self {
+        Self {
+            references: HashSet::new(),
+            objects: Vec::new(),
+        }
+    }
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> State<K> {
@@ -110,20 +151,22 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Clone for Indexed<K> {
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Indexed<K> {
-    /// The stored objects with index key `key` (in no particular order).
+    /// The stored objects with index key `key` (in no particular order). A packed informer decodes
+    /// them (outside its lock) unless copies handed out earlier are still held.
     #[must_use]
     pub fn get(&self, key: &str) -> Vec<Arc<K>> {
-        let state = self.informer.lock();
-        state
-            .indexes
-            .get(self.name)
-            .map(|index| {
-                index
-                    .references(key)
-                    .filter_map(|reference| self.informer.shared.reader.get(reference))
-                    .collect()
-            })
-            .unwrap_or_default()
+        let references: Vec<ObjectRef<K>> = {
+            let state = self.informer.lock();
+            state
+                .indexes
+                .get(self.name)
+                .map(|index| index.references(key).cloned().collect())
+                .unwrap_or_default()
+        };
+        references
+            .iter()
+            .filter_map(|reference| self.informer.get(reference))
+            .collect()
     }
 
     /// Whether the informer has stored its first full list (the index is complete from then on).
@@ -149,16 +192,31 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Indexed<K> {
 }
 
 impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
-    /// An informer with an empty store, fed by [`Informer::apply`] (or by [`Informer::watch`]). `name`
-    /// names it in logs (the resource, e.g. `pods`).
+    /// An informer with an empty store keeping whole objects, fed by [`Informer::apply`] (or by
+    /// [`Informer::watch`]). `name` names it in logs (the resource, e.g. `pods`).
     #[must_use]
     pub fn new(name: impl Into<Cow<'static, str>>) -> Self {
+        Self::with_store(name.into(), None)
+    }
+
+    /// An informer keeping each object as its compact JSON and decoding it when asked for (see the
+    /// [module docs](self)): for kinds with many large objects (pods). Its [`Informer::store`] stays empty.
+    #[must_use]
+    pub fn packed(name: impl Into<Cow<'static, str>>) -> Self
+    where
+        K: Serialize + DeserializeOwned,
+    {
+        Self::with_store(name.into(), Some(PackedStore::new()))
+    }
+
+    fn with_store(name: Cow<'static, str>, packed: Option<PackedStore<K>>) -> Self {
         let writer = Writer::default();
         let reader = writer.as_reader();
         Self {
             shared: Arc::new(Shared {
-                name: name.into(),
+                name,
                 reader,
+                packed,
                 synced: watch::Sender::new(false),
                 state: Mutex::new(State {
                     writer,
@@ -177,8 +235,10 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The store (lookups by name, listing). Give a kube-runtime `Controller` the store from
-    /// [`Informer::synced_store`] instead: its readiness wakes only one of several waiters.
+    /// The store (lookups by name, listing) of a whole-object informer; a [packed](Informer::packed)
+    /// informer's stays empty (use [`Informer::get`], indexes and subscriptions). Give a kube-runtime
+    /// `Controller` the store from [`Informer::synced_store`] instead: its readiness wakes only one of
+    /// several waiters.
     #[must_use]
     pub fn store(&self) -> Store<K> {
         self.shared.reader.clone()
@@ -193,10 +253,58 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
         self.store()
     }
 
-    /// The stored copy of one object.
+    /// Whether objects are kept packed ([`Informer::packed`]).
+    #[must_use]
+    pub fn is_packed(&self) -> bool {
+        self.shared.packed.is_some()
+    }
+
+    /// The stored copy of one object (decoded, for a packed informer, unless a copy handed out earlier is
+    /// still held).
     #[must_use]
     pub fn get(&self, reference: &ObjectRef<K>) -> Option<Arc<K>> {
-        self.shared.reader.get(reference)
+        match &self.shared.packed {
+            Some(packed) => packed.get(reference),
+            None => self.shared.reader.get(reference),
+        }
+    }
+
+    /// Whether an object is stored under `reference` (nothing is decoded).
+    #[must_use]
+    pub fn contains(&self, reference: &ObjectRef<K>) -> bool {
+        match &self.shared.packed {
+            Some(packed) => packed.contains(reference),
+            None => self.shared.reader.get(reference).is_some(),
+        }
+    }
+
+    /// How many objects are stored.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        match &self.shared.packed {
+            Some(packed) => packed.len(),
+            None => self.shared.reader.len(),
+        }
+    }
+
+    /// Whether no object is stored.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The references of every stored object.
+    fn references(&self) -> Vec<ObjectRef<K>> {
+        match &self.shared.packed {
+            Some(packed) => packed.references(),
+            None => self
+                .shared
+                .reader
+                .state()
+                .iter()
+                .map(|object| reference_of(object.as_ref()))
+                .collect(),
+        }
     }
 
     /// Whether the first list has been stored.
@@ -217,7 +325,12 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
         let mut state = self.lock();
         if !state.indexes.contains_key(name) {
             let mut index = Index::new(keys);
-            index.rebuild(&self.shared.reader.state());
+            // One object at a time: a packed informer decodes each and drops it again.
+            for reference in self.references() {
+                if let Some(object) = self.get(&reference) {
+                    index.insert(&reference, &object);
+                }
+            }
             state.indexes.insert(name, index);
         }
         Indexed {
@@ -236,8 +349,10 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
         let (sender, receiver) = mpsc::unbounded();
         let mut state = self.lock();
         // The receiver is alive here; a send cannot fail.
-        for object in self.shared.reader.state() {
-            let _ = sender.unbounded_send(Change::Applied(object));
+        for reference in self.references() {
+            if let Some(object) = self.get(&reference) {
+                let _ = sender.unbounded_send(Change::Applied(object));
+            }
         }
         if self.is_synced() && state.listing.is_none() {
             let _ = sender.unbounded_send(Change::Listed);
@@ -286,65 +401,91 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
     pub fn apply(&self, event: Event<K>) {
         let mut state = self.lock();
         let reader = &self.shared.reader;
+        let packed = self.shared.packed.as_ref();
         match event {
             Event::Init => {
-                state.writer.apply_watcher_event(&Event::Init);
-                state.listing = Some(HashSet::new());
+                if packed.is_none() {
+                    state.writer.apply_watcher_event(&Event::Init);
+                }
+                state.listing = Some(Listing::default());
             }
             Event::InitApply(mut object) => {
                 object.meta_mut().managed_fields = None;
-                state
-                    .listing
-                    .get_or_insert_with(HashSet::new)
-                    .insert(ObjectRef::from_obj(&object));
-                state.writer.apply_watcher_event(&Event::InitApply(object));
+                let listing = state.listing.get_or_insert_with(Listing::default);
+                listing.references.insert(reference_of(&object));
+                if packed.is_some() {
+                    listing.objects.push(Arc::new(object));
+                } else {
+                    state.writer.apply_watcher_event(&Event::InitApply(object));
+                }
             }
             Event::InitDone => {
-                let before = reader.state();
-                state.writer.apply_watcher_event(&Event::InitDone);
-                let listed = state.listing.take().unwrap_or_default();
-                let now = reader.state();
+                let listing = state.listing.take().unwrap_or_default();
+                let gone: Vec<Arc<K>> = self
+                    .references()
+                    .into_iter()
+                    .filter(|reference| !listing.references.contains(reference))
+                    .filter_map(|reference| self.get(&reference))
+                    .collect();
+                let now = match packed {
+                    Some(packed) => {
+                        packed.replace(&listing.objects);
+                        listing.objects
+                    }
+                    None => {
+                        state.writer.apply_watcher_event(&Event::InitDone);
+                        reader.state()
+                    }
+                };
                 for index in state.indexes.values_mut() {
-                    index.rebuild(&now);
+                    index.clear();
+                    for object in &now {
+                        index.insert(&reference_of(object.as_ref()), object);
+                    }
                 }
                 for object in now {
                     state.tell(&Change::Applied(object));
                 }
-                for object in before {
-                    if !listed.contains(&ObjectRef::from_obj(object.as_ref())) {
-                        state.tell(&Change::Deleted(object));
-                    }
+                for object in gone {
+                    state.tell(&Change::Deleted(object));
                 }
                 self.shared.synced.send_replace(true);
                 state.tell(&Change::Listed);
             }
             Event::Apply(mut object) => {
                 object.meta_mut().managed_fields = None;
-                let reference = ObjectRef::from_obj(&object);
-                let old = reader.get(&reference);
-                state.writer.apply_watcher_event(&Event::Apply(object));
-                let Some(new) = reader.get(&reference) else {
-                    return;
+                let reference = reference_of(&object);
+                let new = match packed {
+                    Some(packed) => {
+                        let new = Arc::new(object);
+                        packed.insert(reference.clone(), &new);
+                        new
+                    }
+                    None => {
+                        state.writer.apply_watcher_event(&Event::Apply(object));
+                        let Some(new) = reader.get(&reference) else {
+                            return;
+                        };
+                        new
+                    }
                 };
                 for index in state.indexes.values_mut() {
-                    if let Some(old) = &old {
-                        index.remove(old);
-                    }
-                    index.insert(&new);
+                    index.remove(&reference);
+                    index.insert(&reference, &new);
                 }
                 state.tell(&Change::Applied(new));
             }
             Event::Delete(mut object) => {
                 object.meta_mut().managed_fields = None;
-                let reference = ObjectRef::from_obj(&object);
-                let last = reader.get(&reference);
-                state
-                    .writer
-                    .apply_watcher_event(&Event::Delete(object.clone()));
+                let reference = reference_of(&object);
+                match packed {
+                    Some(packed) => packed.remove(&reference),
+                    None => state
+                        .writer
+                        .apply_watcher_event(&Event::Delete(object.clone())),
+                }
                 for index in state.indexes.values_mut() {
-                    if let Some(last) = &last {
-                        index.remove(last);
-                    }
+                    index.remove(&reference);
                 }
                 state.tell(&Change::Deleted(Arc::new(object)));
             }

@@ -6,6 +6,7 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use kube::{Api, Client, Resource};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::task::AbortHandle;
 
@@ -64,11 +65,20 @@ impl Informers {
         &self.registry.client
     }
 
-    /// The cluster-wide informer of `K`, its watch started on first use (inside a Tokio runtime).
+    /// The cluster-wide informer of `K`, its watch started on first use (inside a Tokio runtime). Pods
+    /// (core `v1` `Pod`, the many large objects of a cluster) are kept [packed](Informer::packed); every
+    /// other kind whole.
     #[must_use]
     pub fn get<K>(&self) -> Informer<K>
     where
-        K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K: Resource<DynamicType = ()>
+            + Clone
+            + Debug
+            + Serialize
+            + DeserializeOwned
+            + Send
+            + Sync
+            + 'static,
     {
         let mut informers = self
             .registry
@@ -81,7 +91,12 @@ impl Informers {
         {
             return informer.clone();
         }
-        let informer = Informer::<K>::new(K::plural(&()).into_owned());
+        let name = K::plural(&()).into_owned();
+        let informer = if is_pod::<K>() {
+            Informer::<K>::packed(name)
+        } else {
+            Informer::<K>::new(name)
+        };
         let watch = tokio::spawn(informer.clone().watch_counted(
             Api::all(self.registry.client.clone()),
             self.registry.health.clone(),
@@ -93,5 +108,23 @@ impl Informers {
             .push(watch.abort_handle());
         informers.insert(TypeId::of::<K>(), Box::new(informer.clone()));
         informer
+    }
+}
+
+/// Whether `K` is the core pod kind.
+fn is_pod<K: Resource<DynamicType = ()>>() -> bool {
+    K::group(&()).is_empty() && K::kind(&()) == "Pod"
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{Node, Pod};
+
+    use super::is_pod;
+
+    #[test]
+    fn only_pods_are_packed() {
+        assert!(is_pod::<Pod>());
+        assert!(!is_pod::<Node>());
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod annotation_harness;
 pub mod expression_harness;
+pub mod facts_plan;
 
 use std::collections::BTreeMap;
 
