@@ -121,32 +121,46 @@ impl Simulator {
 
     /// Removes the `node.kubernetes.io/not-ready` taint the API server puts on a registering node
     /// (admission `TaintNodesByCondition`), as kube-controller-manager's node lifecycle controller does once
-    /// the node reports Ready; daemon set controllers, which do not tolerate it, then run pods there.
+    /// the node reports Ready; daemon set controllers, which do not tolerate it, then run pods there. The
+    /// write is conditional on the version read, and tried again on a conflict (someone labelling the new
+    /// node at the same time).
     async fn clear_not_ready_taint(
         &self,
         nodes: &Api<Node>,
         name: &str,
     ) -> Result<(), SimulatorError> {
-        let current = nodes
-            .get(name)
-            .await
-            .map_err(SimulatorError::kube(format!("reading node {name}")))?;
-        let taints = current
-            .spec
-            .as_ref()
-            .and_then(|spec| spec.taints.as_deref())
-            .unwrap_or_default();
-        if let Some(kept) = node::without_not_ready_taint(taints) {
+        const ATTEMPTS: usize = 5;
+        for attempt in 1..=ATTEMPTS {
+            let current = nodes
+                .get(name)
+                .await
+                .map_err(SimulatorError::kube(format!("reading node {name}")))?;
+            let taints = current
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.taints.as_deref())
+                .unwrap_or_default();
+            let Some(kept) = node::without_not_ready_taint(taints) else {
+                return Ok(());
+            };
             let patch = serde_json::json!({
                 "metadata": {"resourceVersion": current.metadata.resource_version},
                 "spec": {"taints": kept},
             });
-            nodes
+            match nodes
                 .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
-                .map_err(SimulatorError::kube(format!(
-                    "removing the not-ready taint of node {name}"
-                )))?;
+            {
+                Ok(_) => return Ok(()),
+                Err(error) if is_conflict(&error) && attempt < ATTEMPTS => {
+                    tracing::debug!(node = %name, attempt, "node changed; removing the not-ready taint again");
+                }
+                Err(error) => {
+                    return Err(SimulatorError::kube(format!(
+                        "removing the not-ready taint of node {name}"
+                    ))(error));
+                }
+            }
         }
         Ok(())
     }
