@@ -21,9 +21,9 @@ use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record};
 use super::request::{Body, PodWrite, pod_writes};
-use super::watch::key_of;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
+use crate::workload::owner::key_of;
 
 /// The CloneSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
