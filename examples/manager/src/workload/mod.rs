@@ -6,4 +6,5 @@
 
 pub mod history;
 pub mod owner;
+pub mod pod_write;
 pub mod watch;
