@@ -55,6 +55,7 @@ pub mod sidecar_terminator;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod webhook;
+pub mod workload;
 
 #[cfg(test)]
 mod untrusted_input;

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::actions::ActionError;
+use crate::workload::history::HistoryError;
 
 /// A failed reconcile of one CloneSet. Every variant names the CloneSet (`namespace/name`).
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +66,16 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
+    /// A failed step of the ControllerRevision history of the CloneSet `cloneset` (`namespace/name`).
+    #[must_use]
+    pub fn history(cloneset: String, error: HistoryError) -> Self {
+        match error {
+            HistoryError::Revision(source) => Self::Revision { cloneset, source },
+            HistoryError::Action(source) => Self::Action { cloneset, source },
+            HistoryError::Collisions { attempts } => Self::Collisions { cloneset, attempts },
+        }
+    }
+
     /// How soon to reconcile again.
     #[must_use]
     pub fn requeue_after(&self) -> Duration {

@@ -21,9 +21,10 @@ use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record};
 use super::request::{Body, PodWrite, pod_writes};
-use super::watch::key_of;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
+use crate::workload::owner::key_of;
+use crate::workload::pod_write::failed_test_is_conflict;
 
 /// The CloneSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -487,20 +488,6 @@ async fn delete_pod(
         Record::deleted(&pod.name_any()).about("Pod", subject.namespace, &pod.name_any()),
     );
     Ok(())
-}
-
-/// A JSON patch whose `test` of the `resourceVersion` fails is refused with 422 Invalid: the pod changed
-/// since it was read, which is a conflict like a 409.
-pub fn failed_test_is_conflict(error: ActionError) -> ActionError {
-    match error {
-        ActionError::Api {
-            object,
-            source: kube::Error::Api(status),
-        } if status.code == 422 && status.details.as_ref().is_none_or(|d| d.causes.is_empty()) => {
-            ActionError::Conflict { object }
-        }
-        other => other,
-    }
 }
 
 /// Sends the writes of one action in order; records the final `resourceVersion` as an expectation and

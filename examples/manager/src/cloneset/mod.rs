@@ -58,6 +58,7 @@ use serde::de::DeserializeOwned;
 use self::context::Shared;
 use self::events::COMPONENT;
 use self::gates::CloneSetGates;
+use crate::workload::watch::owned;
 use kruise_runtime::harness::{self, reference_key};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -165,7 +166,7 @@ fn queued_owner<K: Resource>(
 ) -> impl Fn(&K) -> Option<ObjectRef<CloneSet>> + Send + Sync + 'static {
     let shared = Arc::clone(shared);
     move |object| {
-        let owner = watch::owner_ref(object)?;
+        let owner = watch::OWNER.reference_to(object)?;
         shared.queue.triggered(&reference_key(&owner));
         Some(owner)
     }
@@ -208,21 +209,24 @@ async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), C
         .with_informers(&context.informers),
     );
     let namespace = config.namespace.as_deref();
-    let pods = watch::owned(
+    let pods = owned(
+        watch::OWNER,
         &context.informers.get::<Pod>(),
         "pod",
         config.namespace.clone(),
         Arc::clone(&shared.synced.pods),
         Arc::clone(&shared),
     );
-    let claims = watch::owned(
+    let claims = owned(
+        watch::OWNER,
         &context.informers.get::<PersistentVolumeClaim>(),
         "pvc",
         config.namespace.clone(),
         Arc::clone(&shared.synced.claims),
         Arc::clone(&shared),
     );
-    let revisions = watch::owned(
+    let revisions = owned(
+        watch::OWNER,
         &context.informers.get::<ControllerRevision>(),
         "rev",
         config.namespace.clone(),

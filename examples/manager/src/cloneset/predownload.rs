@@ -36,8 +36,8 @@ use serde_json::{Value, json};
 
 use super::context::Shared;
 use super::events::Record;
-use super::watch::key_of;
 use crate::actions::{self, ActionError};
+use crate::workload::owner::key_of;
 use kruise_schedule::image_pull::predownload::{
     HASH_LABEL, PreDownload, PreDownloadError, Revisions, decide,
 };

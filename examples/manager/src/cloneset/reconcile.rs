@@ -25,10 +25,11 @@ use super::error::ReconcileError;
 use super::events::Record;
 use super::execute::{Subject, execute};
 use super::status;
-use super::watch::{expectation_key, key_of};
 use super::{invalid_spec, predownload, revisions};
 use crate::actions;
 use crate::expectations::Operation;
+use crate::workload::history;
+use crate::workload::owner::{expectation_key, key_of};
 
 /// How soon to look again while the caches catch up with earlier writes.
 const CACHE_WAIT: Duration = Duration::from_millis(500);
@@ -115,7 +116,7 @@ async fn reconcile_with(
     }
 
     // Revisions.
-    revisions::sort(&mut cached_revisions);
+    history::sort(&mut cached_revisions);
     let revision_api: Api<ControllerRevision> = Api::namespaced(shared.client.clone(), &namespace);
     let ensured = revisions::ensure_update(&revision_api, cloneset, &cached_revisions).await?;
     let update_name = ensured.revision.name_any();
@@ -147,7 +148,7 @@ async fn reconcile_with(
         .status
         .as_ref()
         .map_or("", |s| s.current_revision.as_str());
-    let current_name = revisions::current(&cached_revisions, status_current)
+    let current_name = history::current(&cached_revisions, status_current)
         .map_or_else(|| update_name.clone(), |r| r.name_any());
 
     // Plan, from the pod facts: only pods that changed since the last reconcile are read again, and no pod
@@ -232,7 +233,7 @@ async fn reconcile_with(
     // Image pre-download (gate `PreDownloadImageForInPlaceUpdate`), before the pods are touched.
     if shared.pre_download_image && cloneset.meta().deletion_timestamp.is_none() {
         let update_revision = ensured.revision.as_ref();
-        let current_revision = revisions::current(&cached_revisions, &current_name)
+        let current_revision = history::current(&cached_revisions, &current_name)
             .map_or(update_revision, AsRef::as_ref);
         predownload::sync(
             shared,
@@ -346,7 +347,7 @@ async fn truncate_history(
         .collect();
     live.insert(current);
     live.insert(update);
-    for revision in revisions::to_truncate(sorted, &live, cloneset.spec.revision_history_limit) {
+    for revision in history::to_truncate(sorted, &live, cloneset.spec.revision_history_limit) {
         if let Err(error) = actions::delete(api, revision.as_ref()).await {
             tracing::warn!(cloneset = %object_key(cloneset), revision = %revision.name_any(), %error, "truncating the revision history failed");
             return;

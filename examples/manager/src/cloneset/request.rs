@@ -5,99 +5,13 @@
 //! strategic-merge patch carries `metadata.resourceVersion`. A pod changed since it was read makes the
 //! write fail with 409 instead of being overwritten; later writes of the same action follow the first.
 
-use json_patch::PatchOperation;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use kruise_inplace::{Subresource, UpdateOptions, Write};
+use kruise_inplace::UpdateOptions;
 use kruise_schedule::cloneset::ActionKind;
-use serde_json::Value;
 
-/// Where a JSON patch tests the pod's `resourceVersion` (and where a merge patch carries it).
-const RESOURCE_VERSION_POINTER: &str = "/metadata/resourceVersion";
-
-/// A patch body.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Body {
-    /// `application/json-patch+json`.
-    Json(json_patch::Patch),
-    /// `application/strategic-merge-patch+json`.
-    StrategicMerge(Value),
-}
-
-/// One write to a pod.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PodWrite {
-    /// The pod, or its `status` / `resize` subresource.
-    pub subresource: Option<&'static str>,
-    /// The patch.
-    pub body: Body,
-}
-
-impl PodWrite {
-    fn from_inplace(write: Write) -> Self {
-        Self {
-            subresource: match write.subresource {
-                Subresource::Pod => None,
-                Subresource::Status => Some("status"),
-                Subresource::Resize => Some("resize"),
-            },
-            body: Body::Json(write.patch),
-        }
-    }
-
-    /// The `resourceVersion` this write is conditional on, if any.
-    #[must_use]
-    pub fn precondition(&self) -> Option<&str> {
-        match &self.body {
-            Body::Json(patch) => patch.0.iter().find_map(|operation| match operation {
-                PatchOperation::Test(test) if test.path.as_str() == RESOURCE_VERSION_POINTER => {
-                    test.value.as_str()
-                }
-                _ => None,
-            }),
-            Body::StrategicMerge(patch) => patch
-                .pointer(RESOURCE_VERSION_POINTER)
-                .and_then(Value::as_str),
-        }
-    }
-
-    /// Makes a write conditional on `observed` conditional on `current` instead: for a later action on a
-    /// pod whose earlier actions of the same plan were written, conditionally, moving it from `observed`
-    /// to `current`. A write with another precondition or none is left as it is.
-    pub fn rebase(&mut self, observed: &str, current: &str) {
-        if self.precondition() != Some(observed) {
-            return;
-        }
-        match &mut self.body {
-            Body::Json(patch) => {
-                for operation in &mut patch.0 {
-                    if let PatchOperation::Test(test) = operation
-                        && test.path.as_str() == RESOURCE_VERSION_POINTER
-                    {
-                        test.value = Value::String(current.to_owned());
-                    }
-                }
-            }
-            Body::StrategicMerge(patch) => {
-                if let Some(version) = patch.pointer_mut(RESOURCE_VERSION_POINTER) {
-                    *version = Value::String(current.to_owned());
-                }
-            }
-        }
-    }
-
-    fn metadata(mut patch: Value, precondition: Option<&str>) -> Self {
-        if let Some(version) = precondition
-            && let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            metadata.insert("resourceVersion".into(), Value::String(version.to_owned()));
-        }
-        Self {
-            subresource: None,
-            body: Body::StrategicMerge(patch),
-        }
-    }
-}
+pub use crate::workload::pod_write::{Body, PodWrite};
+use crate::workload::pod_write::{in_place_writes, lifecycle_writes};
 
 /// The writes, in order, for an action on an existing `pod` (lifecycle changes, in-place steps, labels).
 /// Creations and deletions have none (they are requests of their own).
@@ -112,36 +26,12 @@ pub fn pod_writes(
 ) -> Result<Vec<PodWrite>, kruise_inplace::Error> {
     let version = pod.metadata.resource_version.as_deref();
     let writes = match kind {
-        ActionKind::Lifecycle { transition, .. } => {
-            let mut writes = Vec::with_capacity(2);
-            let status = transition.change.status.strategic_merge_patch(pod);
-            let status_sent = status.is_some();
-            if let Some(patch) = status {
-                writes.push(PodWrite {
-                    subresource: Some("status"),
-                    body: Body::StrategicMerge(patch),
-                });
-            }
-            if let Some(patch) = transition.change.metadata.strategic_merge_patch() {
-                writes.push(PodWrite::metadata(
-                    patch,
-                    if status_sent { None } else { version },
-                ));
-            }
-            writes
+        ActionKind::Lifecycle { transition, .. } => lifecycle_writes(&transition.change, pod),
+        ActionKind::RefreshInPlace { outcome, .. } => {
+            in_place_writes(outcome.writes.iter().cloned())
         }
-        ActionKind::RefreshInPlace { outcome, .. } => outcome
-            .writes
-            .iter()
-            .cloned()
-            .map(PodWrite::from_inplace)
-            .collect(),
         ActionKind::UpdateInPlace { .. } => match kind.in_place_outcome(pod, now, options) {
-            Some(outcome) => outcome?
-                .writes
-                .into_iter()
-                .map(PodWrite::from_inplace)
-                .collect(),
+            Some(outcome) => in_place_writes(outcome?.writes),
             None => Vec::new(),
         },
         _ => kind
@@ -163,7 +53,7 @@ mod tests {
     use kruise_lifecycle::Transition;
     use kruise_lifecycle::change::{MetadataChange, PodChange, StatusChange};
     use kruise_schedule::cloneset::SpecificKind;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 

@@ -88,7 +88,7 @@ pub async fn write_pods_to_delete(
         &Patch::Json::<()>(patch),
     )
     .await
-    .map_err(super::execute::failed_test_is_conflict)?;
+    .map_err(crate::workload::pod_write::failed_test_is_conflict)?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::actions::ActionError;
+use crate::workload::history::HistoryError;
 
 /// A failed reconcile of one Advanced DaemonSet. Every variant names the DaemonSet (`namespace/name`).
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +67,19 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
+    /// A failed step of the ControllerRevision history of the Advanced DaemonSet `daemonset` (`namespace/name`).
+    #[must_use]
+    pub fn history(daemonset: String, error: HistoryError) -> Self {
+        match error {
+            HistoryError::Revision(source) => Self::Revision { daemonset, source },
+            HistoryError::Action(source) => Self::Action { daemonset, source },
+            HistoryError::Collisions { attempts } => Self::Collisions {
+                daemonset,
+                attempts,
+            },
+        }
+    }
+
     /// How soon to reconcile again.
     #[must_use]
     pub fn requeue_after(&self) -> Duration {

@@ -19,10 +19,10 @@ use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
 use super::request::{Body, PodWrite, pod_writes};
-use super::watch::key_of;
 use crate::actions::{self, ActionError};
-use crate::cloneset::execute::failed_test_is_conflict;
 use crate::expectations::Operation;
+use crate::workload::owner::key_of;
+use crate::workload::pod_write::failed_test_is_conflict;
 
 /// The DaemonSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {

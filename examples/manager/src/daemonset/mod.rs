@@ -58,6 +58,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use self::context::Shared;
 use self::events::COMPONENT;
+use crate::workload::watch::owned;
 use kruise_runtime::harness::{self, reference_key};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -152,7 +153,7 @@ fn queued_owner<K: Resource>(
 ) -> impl Fn(&K) -> Option<ObjectRef<DaemonSet>> + Send + Sync + 'static {
     let shared = Arc::clone(shared);
     move |object| {
-        let owner = watch::owner_ref(object)?;
+        let owner = watch::OWNER.reference_to(object)?;
         shared.queue.triggered(&reference_key(&owner));
         Some(owner)
     }
@@ -188,7 +189,7 @@ fn api(client: &Client, namespace: Option<&str>) -> Api<DaemonSet> {
 /// write) when the watch says so.
 fn forget_deleted(shared: &Shared, event: &watcher::Event<DaemonSet>) {
     if let watcher::Event::Delete(daemonset) = event {
-        shared.forget_version(&watch::expectation_key("ds", daemonset));
+        shared.forget_version(&crate::workload::owner::expectation_key("ds", daemonset));
         if let Some(uid) = daemonset.uid() {
             shared.forget(&uid);
         }
@@ -204,14 +205,16 @@ async fn run(config: DaemonSetConfig, context: ControllerContext) -> Result<(), 
         config.options.clone(),
         context.metrics.clone(),
     ));
-    let pods = watch::owned(
+    let pods = owned(
+        watch::OWNER,
         &context.informers.get::<Pod>(),
         "pod",
         config.namespace.clone(),
         Arc::clone(&shared.synced.pods),
         Arc::clone(&shared),
     );
-    let revisions = watch::owned(
+    let revisions = owned(
+        watch::OWNER,
         &context.informers.get::<ControllerRevision>(),
         "rev",
         config.namespace.clone(),

@@ -25,10 +25,10 @@ use super::events::Record;
 use super::execute::{Subject, execute};
 use super::revisions::{self, hash_of};
 use super::status;
-use super::watch::{expectation_key, key_of};
 use crate::actions;
-use crate::cloneset::revisions::sort;
 use crate::expectations::Operation;
+use crate::workload::history::sort;
+use crate::workload::owner::{expectation_key, key_of};
 
 /// How soon to look again while the caches catch up with earlier writes.
 const CACHE_WAIT: Duration = Duration::from_millis(500);

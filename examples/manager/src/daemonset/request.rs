@@ -1,36 +1,16 @@
 //! From planned pod actions to the patches sent for them (pure, so it is tested without a cluster), in the
-//! shapes of the CloneSet controller's writes ([`PodWrite`]): a lifecycle transition (status first, then
+//! shapes of [`crate::workload::pod_write`]: a lifecycle transition (status first, then
 //! metadata), the writes of an in-place refresh, or an in-place update. The first write of an action is
 //! conditional on the `resourceVersion` the plan was made from (a JSON patch `test`s it, a strategic-merge
 //! patch carries it), so a pod changed since it was read gives 409 instead of being overwritten.
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use kruise_inplace::{Subresource, UpdateOptions, Write};
+use kruise_inplace::UpdateOptions;
 use kruise_schedule::daemonset::ActionKind;
-use serde_json::Value;
 
-pub use crate::cloneset::request::{Body, PodWrite};
-
-fn in_place_write(write: Write) -> PodWrite {
-    PodWrite {
-        subresource: match write.subresource {
-            Subresource::Pod => None,
-            Subresource::Status => Some("status"),
-            Subresource::Resize => Some("resize"),
-        },
-        body: Body::Json(write.patch),
-    }
-}
-
-fn with_version(mut patch: Value, precondition: Option<&str>) -> Value {
-    if let Some(version) = precondition
-        && let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut)
-    {
-        metadata.insert("resourceVersion".into(), Value::String(version.to_owned()));
-    }
-    patch
-}
+pub use crate::workload::pod_write::{Body, PodWrite};
+use crate::workload::pod_write::{in_place_writes, lifecycle_writes};
 
 /// The writes, in order, for an action on an existing `pod`; creations and deletions have none (they are
 /// requests of their own).
@@ -43,32 +23,13 @@ pub fn pod_writes(
     now: Timestamp,
     options: &UpdateOptions,
 ) -> Result<Vec<PodWrite>, kruise_inplace::Error> {
-    let version = pod.metadata.resource_version.as_deref();
     let writes = match kind {
-        ActionKind::Lifecycle { transition, .. } => {
-            let mut writes = Vec::with_capacity(2);
-            let status = transition.change.status.strategic_merge_patch(pod);
-            let status_sent = status.is_some();
-            if let Some(patch) = status {
-                writes.push(PodWrite {
-                    subresource: Some("status"),
-                    body: Body::StrategicMerge(with_version(patch, version)),
-                });
-            }
-            if let Some(patch) = transition.change.metadata.strategic_merge_patch() {
-                let precondition = if status_sent { None } else { version };
-                writes.push(PodWrite {
-                    subresource: None,
-                    body: Body::StrategicMerge(with_version(patch, precondition)),
-                });
-            }
-            writes
-        }
+        ActionKind::Lifecycle { transition, .. } => lifecycle_writes(&transition.change, pod),
         ActionKind::RefreshInPlace { outcome, .. } => {
-            outcome.writes.iter().cloned().map(in_place_write).collect()
+            in_place_writes(outcome.writes.iter().cloned())
         }
         ActionKind::UpdateInPlace { .. } => match kind.in_place_outcome(pod, now, options) {
-            Some(outcome) => outcome?.writes.into_iter().map(in_place_write).collect(),
+            Some(outcome) => in_place_writes(outcome?.writes),
             None => Vec::new(),
         },
         _ => Vec::new(),

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::actions::ActionError;
+use crate::workload::history::HistoryError;
 
 /// A failed reconcile of one Advanced StatefulSet. Every variant names it (`namespace/name`).
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +66,16 @@ pub enum ReconcileError {
 }
 
 impl ReconcileError {
+    /// A failed step of the ControllerRevision history of the Advanced StatefulSet `set` (`namespace/name`).
+    #[must_use]
+    pub fn history(set: String, error: HistoryError) -> Self {
+        match error {
+            HistoryError::Revision(source) => Self::Revision { set, source },
+            HistoryError::Action(source) => Self::Action { set, source },
+            HistoryError::Collisions { attempts } => Self::Collisions { set, attempts },
+        }
+    }
+
     /// How soon to reconcile again.
     #[must_use]
     pub fn requeue_after(&self) -> Duration {

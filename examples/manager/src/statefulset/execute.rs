@@ -16,9 +16,9 @@ use super::error::ReconcileError;
 use super::events::{EventRecord, Record, Verb};
 use super::request::{Body, PodWrite, pod_writes};
 use crate::actions::{self, ActionError};
-use crate::cloneset::execute::failed_test_is_conflict;
-use crate::cloneset::watch::key_of;
 use crate::expectations::Operation;
+use crate::workload::owner::key_of;
+use crate::workload::pod_write::failed_test_is_conflict;
 
 /// The most pod creations (each with its claims) in flight at once: a `Parallel` StatefulSet plans every
 /// missing pod in one pass, and thousands of requests at once would only queue in the client.

@@ -48,6 +48,7 @@ use kube::{Api, Resource, ResourceExt};
 
 use self::context::Shared;
 use self::events::COMPONENT;
+use crate::workload::watch::owned;
 use kruise_runtime::harness::{self, reference_key};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -141,7 +142,7 @@ fn queued_owner<K: Resource>(
 ) -> impl Fn(&K) -> Option<ObjectRef<StatefulSet>> + Send + Sync + 'static {
     let shared = Arc::clone(shared);
     move |object| {
-        let owner = watch::owner_ref(object)?;
+        let owner = watch::OWNER.reference_to(object)?;
         shared.queue.triggered(&reference_key(&owner));
         Some(owner)
     }
@@ -165,14 +166,16 @@ async fn run(config: StatefulSetConfig, context: ControllerContext) -> Result<()
         config.options.clone(),
         context.metrics.clone(),
     ));
-    let pods = watch::owned(
+    let pods = owned(
+        watch::OWNER,
         &context.informers.get::<Pod>(),
         "pod",
         config.namespace.clone(),
         Arc::clone(&shared.synced.pods),
         Arc::clone(&shared),
     );
-    let revisions = watch::owned(
+    let revisions = owned(
+        watch::OWNER,
         &context.informers.get::<ControllerRevision>(),
         "rev",
         config.namespace.clone(),

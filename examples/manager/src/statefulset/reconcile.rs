@@ -30,9 +30,9 @@ use super::execute::{Subject, execute};
 use super::revisions::ensure_update;
 use super::status::{next_status, status_changed, write_status};
 use crate::actions;
-use crate::cloneset::revisions::{current, sort, to_truncate};
-use crate::cloneset::watch::{expectation_key, key_of};
 use crate::expectations::Operation;
+use crate::workload::history::{current, sort, to_truncate};
+use crate::workload::owner::{expectation_key, key_of};
 
 /// How soon to look again while the caches catch up with earlier writes.
 const CACHE_WAIT: Duration = Duration::from_millis(500);

@@ -7,52 +7,12 @@
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use kruise_inplace::{Subresource, UpdateOptions, Write};
+use kruise_inplace::UpdateOptions;
 use kruise_schedule::statefulset::{ActionKind, SpecificKind};
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// A patch body.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Body {
-    /// `application/json-patch+json`.
-    Json(json_patch::Patch),
-    /// `application/strategic-merge-patch+json`.
-    StrategicMerge(Value),
-}
-
-/// One write to a pod.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PodWrite {
-    /// The pod, or its `status` / `resize` subresource.
-    pub subresource: Option<&'static str>,
-    /// The patch.
-    pub body: Body,
-}
-
-impl PodWrite {
-    fn from_inplace(write: Write) -> Self {
-        Self {
-            subresource: match write.subresource {
-                Subresource::Pod => None,
-                Subresource::Status => Some("status"),
-                Subresource::Resize => Some("resize"),
-            },
-            body: Body::Json(write.patch),
-        }
-    }
-
-    fn metadata(mut patch: Value, precondition: Option<&str>) -> Self {
-        if let Some(version) = precondition
-            && let Some(metadata) = patch.get_mut("metadata").and_then(Value::as_object_mut)
-        {
-            metadata.insert("resourceVersion".into(), Value::String(version.to_owned()));
-        }
-        Self {
-            subresource: None,
-            body: Body::StrategicMerge(patch),
-        }
-    }
-}
+pub use crate::workload::pod_write::{Body, PodWrite};
+use crate::workload::pod_write::{in_place_writes, lifecycle_writes};
 
 /// The writes, in order, for an action on an existing `pod` (lifecycle changes, in-place steps,
 /// identity labels). Creations, deletions and claim writes have none (they are requests of their own).
@@ -67,36 +27,12 @@ pub fn pod_writes(
 ) -> Result<Vec<PodWrite>, kruise_inplace::Error> {
     let version = pod.metadata.resource_version.as_deref();
     let writes = match kind {
-        ActionKind::Lifecycle { transition, .. } => {
-            let mut writes = Vec::with_capacity(2);
-            let status = transition.change.status.strategic_merge_patch(pod);
-            let status_sent = status.is_some();
-            if let Some(patch) = status {
-                writes.push(PodWrite {
-                    subresource: Some("status"),
-                    body: Body::StrategicMerge(patch),
-                });
-            }
-            if let Some(patch) = transition.change.metadata.strategic_merge_patch() {
-                writes.push(PodWrite::metadata(
-                    patch,
-                    if status_sent { None } else { version },
-                ));
-            }
-            writes
+        ActionKind::Lifecycle { transition, .. } => lifecycle_writes(&transition.change, pod),
+        ActionKind::RefreshInPlace { outcome, .. } => {
+            in_place_writes(outcome.writes.iter().cloned())
         }
-        ActionKind::RefreshInPlace { outcome, .. } => outcome
-            .writes
-            .iter()
-            .cloned()
-            .map(PodWrite::from_inplace)
-            .collect(),
         ActionKind::UpdateInPlace { .. } => match kind.in_place_outcome(pod, now, options) {
-            Some(outcome) => outcome?
-                .writes
-                .into_iter()
-                .map(PodWrite::from_inplace)
-                .collect(),
+            Some(outcome) => in_place_writes(outcome?.writes),
             None => Vec::new(),
         },
         // The identity labels (a pod's volumes cannot change once it exists).

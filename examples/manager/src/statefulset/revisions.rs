@@ -1,43 +1,20 @@
-//! The ControllerRevisions of an Advanced StatefulSet (upstream `newRevision` and the Kubernetes
-//! `controller/history` helpers): the update revision built from `spec.template` with
-//! `kruise_inplace::revision` (data `{"spec":{"template":{...,"$patch":"replace"}}}`, name
-//! `<set>-<hash>`, so names match upstream's), labelled with the template's labels, carrying the
-//! StatefulSet's annotations and owned by it; found among the existing ones by equal data, renumbered on a
-//! rollback to an older template, or created, with `status.collisionCount` raised on a name collision.
-//!
-//! The history choices shared with the CloneSet controller (sorting, the update choice, the current
-//! revision, truncation) are [`crate::cloneset::revisions`]'s.
+//! The ControllerRevisions of an Advanced StatefulSet (upstream `newRevision`): the update revision built
+//! from `spec.template` with `kruise_inplace::revision` (data `{"spec":{"template":{...,"$patch":"replace"}}}`,
+//! name `<set>-<hash>`, so names match upstream's), labelled with the template's labels, carrying the
+//! StatefulSet's annotations and owned by it. The history steps (reuse, renumber, create with collisions,
+//! truncate) are [`crate::workload::history`]'s.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kruise_api::apps::v1beta1::StatefulSet;
 use kruise_runtime::harness::object_key;
-use kruise_schedule::statefulset::OWNER_API_VERSION;
-use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 
 use super::error::ReconcileError;
-use crate::actions::{self, ActionError};
-use crate::cloneset::revisions::{Ensured, UpdateChoice, choose_update, equal, next_number};
-
-/// How many collisions in a row [`ensure_update`] accepts before giving up.
-const MAX_COLLISIONS: i32 = 100;
-
-/// The owner reference of objects an Advanced StatefulSet controls.
-#[must_use]
-pub fn owner_reference(set: &StatefulSet) -> OwnerReference {
-    OwnerReference {
-        api_version: OWNER_API_VERSION.to_owned(),
-        kind: "StatefulSet".to_owned(),
-        name: set.name_any(),
-        uid: set.uid().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
-}
+use super::watch::OWNER;
+use crate::workload::history::{self, Ensured};
 
 /// The revision of the StatefulSet's current `spec.template`, numbered `number`, named with
 /// `collision_count`.
@@ -49,21 +26,8 @@ pub fn new_revision(
     number: i64,
     collision_count: i32,
 ) -> Result<ControllerRevision, kruise_inplace::revision::RevisionError> {
-    let revision = kruise_inplace::revision::for_template(
-        &set.name_any(),
-        &set.spec.template,
-        collision_count,
-    )?;
-    let mut object = revision.to_controller_revision(
-        set.spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.as_ref()),
-        number,
-    );
-    object.metadata.namespace = set.namespace();
-    object.metadata.owner_references = Some(vec![owner_reference(set)]);
+    let (mut object, _) =
+        history::template_revision(OWNER, set, &set.spec.template, number, collision_count)?;
     let annotations: BTreeMap<String, String> = set.annotations().clone();
     if !annotations.is_empty() {
         object.metadata.annotations = Some(annotations);
@@ -72,8 +36,7 @@ pub fn new_revision(
 }
 
 /// Finds, renumbers or creates the update revision of `set` among `sorted` (its revisions, sorted with
-/// `cloneset::revisions::sort`). A create that meets an existing object with the same data uses it; one
-/// with other data raises the collision count and tries the next name (`history.CreateControllerRevision`).
+/// [`history::sort`]), see [`history::ensure_update`].
 ///
 /// # Errors
 /// [`ReconcileError`] when the template cannot be hashed or a write fails.
@@ -82,94 +45,16 @@ pub async fn ensure_update(
     set: &StatefulSet,
     sorted: &[Arc<ControllerRevision>],
 ) -> Result<Ensured, ReconcileError> {
-    let key = object_key(set);
-    let mut collision_count = set
+    let collision_count = set
         .status
         .as_ref()
         .and_then(|s| s.collision_count)
         .unwrap_or(0);
-    let revision_error = |source| ReconcileError::Revision {
-        set: key.clone(),
-        source,
-    };
-    let action_error = |source| ReconcileError::Action {
-        set: key.clone(),
-        source,
-    };
-    let lost = || ReconcileError::Collisions {
-        set: key.clone(),
-        attempts: 0,
-    };
-    let number = next_number(sorted);
-    let candidate = new_revision(set, number, collision_count).map_err(revision_error)?;
-    match choose_update(sorted, candidate) {
-        UpdateChoice::Latest(index) => Ok(Ensured {
-            revision: Arc::clone(sorted.get(index).ok_or_else(lost)?),
-            collision_count,
-            created: false,
-        }),
-        UpdateChoice::Renumber { index, number } => {
-            let existing = sorted.get(index).ok_or_else(lost)?;
-            let patch = serde_json::json!({
-                "metadata": {"resourceVersion": existing.resource_version()},
-                "revision": number,
-            });
-            let updated = api
-                .patch(
-                    &existing.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await
-                .map_err(|error| {
-                    action_error(ActionError::from_kube(object_key(existing.as_ref()), error))
-                })?;
-            Ok(Ensured {
-                revision: Arc::new(updated),
-                collision_count,
-                created: false,
-            })
-        }
-        UpdateChoice::Create(mut candidate) => {
-            for _ in 0..MAX_COLLISIONS {
-                match actions::create(api, &candidate).await {
-                    Ok(created) => {
-                        return Ok(Ensured {
-                            revision: Arc::new(created),
-                            collision_count,
-                            created: true,
-                        });
-                    }
-                    Err(ActionError::Conflict { .. }) => {
-                        let name = candidate.name_any();
-                        let existing = api.get_opt(&name).await.map_err(|error| {
-                            action_error(ActionError::from_kube(
-                                object_key(candidate.as_ref()),
-                                error,
-                            ))
-                        })?;
-                        if let Some(existing) = existing
-                            && equal(&existing, &candidate)
-                        {
-                            return Ok(Ensured {
-                                revision: Arc::new(existing),
-                                collision_count,
-                                created: false,
-                            });
-                        }
-                        collision_count += 1;
-                        *candidate =
-                            new_revision(set, number, collision_count).map_err(revision_error)?;
-                    }
-                    Err(other) => return Err(action_error(other)),
-                }
-            }
-            Err(ReconcileError::Collisions {
-                set: key,
-                attempts: MAX_COLLISIONS,
-            })
-        }
-    }
+    history::ensure_update(api, sorted, collision_count, |number, collisions| {
+        new_revision(set, number, collisions)
+    })
+    .await
+    .map_err(|error| ReconcileError::history(object_key(set), error))
 }
 
 #[cfg(test)]
