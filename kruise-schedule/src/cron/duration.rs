@@ -84,10 +84,11 @@ pub(crate) fn parse_go_duration(text: &str) -> Result<i64, DurationError> {
                 return Err(invalid());
             }
         }
-        total += value;
-        if total > LIMIT {
-            return Err(invalid());
-        }
+        // Two terms of 2^63 each would pass u64 itself, not only the limit.
+        total = total
+            .checked_add(value)
+            .filter(|sum| *sum <= LIMIT)
+            .ok_or_else(invalid)?;
     }
     if negative {
         // `total` is at most 2^63, whose negation is i64::MIN.
@@ -160,6 +161,20 @@ fn unit_nanos(unit: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_terms_at_the_limit_are_invalid_not_an_overflow() {
+        let text = "9223372036854775808ns9223372036854775808ns";
+        assert!(matches!(
+            parse_go_duration(text),
+            Err(DurationError::Invalid(_))
+        ));
+        assert_eq!(
+            parse_go_duration("-9223372036854775808ns"),
+            Ok(i64::MIN),
+            "one term at the limit is still i64::MIN when negative"
+        );
+    }
 
     #[test]
     fn go_examples() {
