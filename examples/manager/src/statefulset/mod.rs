@@ -89,6 +89,7 @@ pub struct StatefulSetArgs {
     /// (`StatefulSetStartOrdinal` off, `PodIndexLabel` on, `StatefulSetAutoDeletePVC` on,
     /// `PreparingUpdateAsUpdate` off, `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
     /// `RecreatePodWhenChangeVCTInCloneSetGate`).
+    /// `StatefulSetAutoResizePVCGate` (off) expands claims with `volumeClaimUpdateStrategy: OnPodRollingUpdate`.
     #[arg(long, default_value = "", value_parser = parse_gates)]
     pub statefulset_feature_gates: Options,
 }
@@ -210,6 +211,11 @@ async fn run(config: StatefulSetConfig, context: ControllerContext) -> Result<()
             let owner = queued_owner(&shared);
             move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
         });
+    // Claims it expanded (`volumeClaimUpdateStrategy: OnPodRollingUpdate`): their capacity growing.
+    let controller = controller.watches_shared_stream(
+        shared.claims.objects(),
+        watch::queued_claim_owner(&shared, config.namespace.clone()),
+    );
     harness::drive_with(
         controller,
         harness::Driver::from(&context),

@@ -2,15 +2,24 @@
 //! shared informers, found by the [`statefulset_uid_keys`] index: each change satisfies the create/delete
 //! expectations it shows (see [`crate::workload::watch::owned`]) and triggers the owning StatefulSet.
 //! Claims are not owned through a controller reference (upstream names them
-//! `<template>-<set>-<ordinal>`), so they are looked up by name.
+//! `<template>-<set>-<ordinal>`), so they are looked up by name; a claim the controller expanded
+//! (`volumeClaimUpdateStrategy: OnPodRollingUpdate`) carries the annotation `apps.kruise.io/owned-by-asts`
+//! and its changes (the capacity growing) trigger that StatefulSet ([`expanded_claim_owner`]).
 
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kruise_api::apps::v1beta1::StatefulSet;
+use kruise_api::keys::statefulset::OWNED_BY_ASTS_ANNOTATION;
 use kruise_schedule::statefulset::OWNER_API_VERSION;
 use kube::Resource;
+use kube::runtime::reflector::ObjectRef;
 
 use super::context::Shared;
 use crate::expectations::Operation;
 use crate::workload::owner::OwnerKind;
 use crate::workload::watch::ExpectationSink;
+use kruise_runtime::harness::reference_key;
 
 /// The owner kind of the objects an Advanced StatefulSet controls (references of either
 /// `apps.kruise.io` version; native `apps` StatefulSets are not its own).
@@ -24,6 +33,39 @@ pub const OWNER: OwnerKind = OwnerKind {
 #[must_use]
 pub fn statefulset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
     OWNER.uid_keys(object)
+}
+
+/// The StatefulSet a claim's change concerns: the one its `apps.kruise.io/owned-by-asts` annotation names
+/// (upstream writes it on the claims it expands), in the claim's namespace; `None` for other claims and,
+/// when `namespace` is given, for claims elsewhere.
+#[must_use]
+pub fn expanded_claim_owner(
+    claim: &PersistentVolumeClaim,
+    namespace: Option<&str>,
+) -> Option<ObjectRef<StatefulSet>> {
+    let claim_namespace = claim.metadata.namespace.as_deref()?;
+    if namespace.is_some_and(|watched| watched != claim_namespace) {
+        return None;
+    }
+    let set = claim
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(OWNED_BY_ASTS_ANNOTATION)?;
+    Some(ObjectRef::new(set).within(claim_namespace))
+}
+
+/// The trigger mapper of claims: [`expanded_claim_owner`], counted as queued.
+pub fn queued_claim_owner(
+    shared: &Arc<Shared>,
+    namespace: Option<String>,
+) -> impl Fn(Arc<PersistentVolumeClaim>) -> Option<ObjectRef<StatefulSet>> + Send + Sync + 'static {
+    let shared = Arc::clone(shared);
+    move |claim| {
+        let owner = expanded_claim_owner(&claim, namespace.as_deref())?;
+        shared.queue.triggered(&reference_key(&owner));
+        Some(owner)
+    }
 }
 
 impl ExpectationSink for Shared {
@@ -55,6 +97,24 @@ mod tests {
             json!({"metadata": {"name": "web-0", "namespace": "ns", "ownerReferences": owners}}),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn an_expanded_claim_triggers_the_statefulset_its_annotation_names() {
+        let claim = |annotations: serde_json::Value| -> PersistentVolumeClaim {
+            serde_json::from_value(json!({"metadata": {"name": "data-web-0", "namespace": "ns",
+                "annotations": annotations}}))
+            .unwrap()
+        };
+        let expanded = claim(json!({"apps.kruise.io/owned-by-asts": "web"}));
+        let owner = expanded_claim_owner(&expanded, None).unwrap();
+        assert_eq!(
+            (owner.name.as_str(), owner.namespace.as_deref()),
+            ("web", Some("ns"))
+        );
+        assert!(expanded_claim_owner(&expanded, Some("ns")).is_some());
+        assert!(expanded_claim_owner(&expanded, Some("other")).is_none());
+        assert!(expanded_claim_owner(&claim(json!({})), None).is_none());
     }
 
     #[test]
