@@ -211,10 +211,10 @@ async fn run(config: StatefulSetConfig, context: ControllerContext) -> Result<()
             let owner = queued_owner(&shared);
             move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
         });
-    // Claims it expanded (`volumeClaimUpdateStrategy: OnPodRollingUpdate`): their capacity growing.
+    // Claims (bound, expanded, growing): `status.volumeClaims` and `OnPodRollingUpdate` follow them.
     let controller = controller.watches_shared_stream(
         shared.claims.objects(),
-        watch::queued_claim_owner(&shared, config.namespace.clone()),
+        watch::queued_claim_owners(&shared, config.namespace.clone()),
     );
     harness::drive_with(
         controller,

@@ -4,7 +4,8 @@
 //! Claims are not owned through a controller reference (upstream names them
 //! `<template>-<set>-<ordinal>`), so they are looked up by name; a claim the controller expanded
 //! (`volumeClaimUpdateStrategy: OnPodRollingUpdate`) carries the annotation `apps.kruise.io/owned-by-asts`
-//! and its changes (the capacity growing) trigger that StatefulSet ([`expanded_claim_owner`]).
+//! and its changes (the capacity growing) trigger that StatefulSet, other claims the StatefulSets their
+//! names may belong to ([`claim_owners`]).
 
 use std::sync::Arc;
 
@@ -35,36 +36,58 @@ pub fn statefulset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
     OWNER.uid_keys(object)
 }
 
-/// The StatefulSet a claim's change concerns: the one its `apps.kruise.io/owned-by-asts` annotation names
-/// (upstream writes it on the claims it expands), in the claim's namespace; `None` for other claims and,
-/// when `namespace` is given, for claims elsewhere.
+/// The StatefulSets a claim's change may concern, in the claim's namespace (`None` elsewhere when
+/// `namespace` is given): the one its `apps.kruise.io/owned-by-asts` annotation names (upstream writes it
+/// on the claims it expands), else each `<set>` its name `<template>-<set>-<ordinal>` can be read as (so
+/// that `status.volumeClaims` follows a claim being bound or growing; a name that is no StatefulSet is not
+/// reconciled).
 #[must_use]
-pub fn expanded_claim_owner(
+pub fn claim_owners(
     claim: &PersistentVolumeClaim,
     namespace: Option<&str>,
-) -> Option<ObjectRef<StatefulSet>> {
-    let claim_namespace = claim.metadata.namespace.as_deref()?;
+) -> Vec<ObjectRef<StatefulSet>> {
+    let Some(claim_namespace) = claim.metadata.namespace.as_deref() else {
+        return Vec::new();
+    };
     if namespace.is_some_and(|watched| watched != claim_namespace) {
-        return None;
+        return Vec::new();
     }
-    let set = claim
+    let reference = |set: &str| ObjectRef::new(set).within(claim_namespace);
+    if let Some(set) = claim
         .metadata
         .annotations
-        .as_ref()?
-        .get(OWNED_BY_ASTS_ANNOTATION)?;
-    Some(ObjectRef::new(set).within(claim_namespace))
+        .as_ref()
+        .and_then(|a| a.get(OWNED_BY_ASTS_ANNOTATION))
+    {
+        return vec![reference(set)];
+    }
+    let name = claim.metadata.name.as_deref().unwrap_or("");
+    let Some((prefix, ordinal)) = name.rsplit_once('-') else {
+        return Vec::new();
+    };
+    if ordinal.is_empty() || !ordinal.bytes().all(|b| b.is_ascii_digit()) {
+        return Vec::new();
+    }
+    prefix
+        .match_indices('-')
+        .filter_map(|(at, _)| prefix.get(at + 1..))
+        .filter(|set| !set.is_empty())
+        .map(reference)
+        .collect()
 }
 
-/// The trigger mapper of claims: [`expanded_claim_owner`], counted as queued.
-pub fn queued_claim_owner(
+/// The trigger mapper of claims: [`claim_owners`], counted as queued.
+pub fn queued_claim_owners(
     shared: &Arc<Shared>,
     namespace: Option<String>,
-) -> impl Fn(Arc<PersistentVolumeClaim>) -> Option<ObjectRef<StatefulSet>> + Send + Sync + 'static {
+) -> impl Fn(Arc<PersistentVolumeClaim>) -> Vec<ObjectRef<StatefulSet>> + Send + Sync + 'static {
     let shared = Arc::clone(shared);
     move |claim| {
-        let owner = expanded_claim_owner(&claim, namespace.as_deref())?;
-        shared.queue.triggered(&reference_key(&owner));
-        Some(owner)
+        let owners = claim_owners(&claim, namespace.as_deref());
+        for owner in &owners {
+            shared.queue.triggered(&reference_key(owner));
+        }
+        owners
     }
 }
 
@@ -100,21 +123,33 @@ mod tests {
     }
 
     #[test]
-    fn an_expanded_claim_triggers_the_statefulset_its_annotation_names() {
-        let claim = |annotations: serde_json::Value| -> PersistentVolumeClaim {
-            serde_json::from_value(json!({"metadata": {"name": "data-web-0", "namespace": "ns",
+    fn a_claim_triggers_the_statefulsets_it_may_belong_to() {
+        let claim = |name: &str, annotations: serde_json::Value| -> PersistentVolumeClaim {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns",
                 "annotations": annotations}}))
             .unwrap()
         };
-        let expanded = claim(json!({"apps.kruise.io/owned-by-asts": "web"}));
-        let owner = expanded_claim_owner(&expanded, None).unwrap();
-        assert_eq!(
-            (owner.name.as_str(), owner.namespace.as_deref()),
-            ("web", Some("ns"))
+        let names = |owners: Vec<ObjectRef<StatefulSet>>| -> Vec<String> {
+            owners
+                .into_iter()
+                .map(|o| format!("{}/{}", o.namespace.unwrap_or_default(), o.name))
+                .collect()
+        };
+        // Expanded by the controller: the annotation names the StatefulSet.
+        let expanded = claim(
+            "data-my-web-0",
+            json!({"apps.kruise.io/owned-by-asts": "my-web"}),
         );
-        assert!(expanded_claim_owner(&expanded, Some("ns")).is_some());
-        assert!(expanded_claim_owner(&expanded, Some("other")).is_none());
-        assert!(expanded_claim_owner(&claim(json!({})), None).is_none());
+        assert_eq!(names(claim_owners(&expanded, None)), ["ns/my-web"]);
+        assert_eq!(names(claim_owners(&expanded, Some("ns"))), ["ns/my-web"]);
+        assert!(claim_owners(&expanded, Some("other")).is_empty());
+        // Otherwise every reading of `<template>-<set>-<ordinal>`.
+        let plain = claim("my-data-web-12", json!({}));
+        assert_eq!(names(claim_owners(&plain, None)), ["ns/data-web", "ns/web"]);
+        // Not a StatefulSet claim name (a CloneSet claim ends with an instance id).
+        assert!(claim_owners(&claim("data-web-x2b4c", json!({})), None).is_empty());
+        assert!(claim_owners(&claim("data-", json!({})), None).is_empty());
+        assert!(claim_owners(&claim("data-0", json!({})), None).is_empty());
     }
 
     #[test]
