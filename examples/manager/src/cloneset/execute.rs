@@ -128,9 +128,13 @@ pub async fn execute(
                     continue;
                 };
                 let key = key_of("pvc", subject.namespace, &claim.name_any());
-                shared.expect(subject.uid, Operation::Delete, &key);
+                shared
+                    .expectations
+                    .expect(subject.uid, Operation::Delete, &key);
                 if let Err(error) = actions::delete(&claims, claim).await {
-                    shared.observe(subject.uid, Operation::Delete, &key);
+                    shared
+                        .expectations
+                        .observe(subject.uid, Operation::Delete, &key);
                     record_failure(shared, subject, &error, || {
                         Record::claim_delete_failed(&claim.name_any(), &error).about(
                             "PersistentVolumeClaim",
@@ -146,7 +150,9 @@ pub async fn execute(
                     .iter()
                     .all(|c| c.name_any() != claim.name_any())
                 {
-                    shared.observe(subject.uid, Operation::Delete, &key);
+                    shared
+                        .expectations
+                        .observe(subject.uid, Operation::Delete, &key);
                 }
             }
             _ => {
@@ -412,15 +418,21 @@ async fn create_one(
 ) -> Result<(), ActionError> {
     for claim in &creation.claims {
         let key = key_of("pvc", subject.namespace, &claim.name_any());
-        shared.expect(subject.uid, Operation::Create, &key);
+        shared
+            .expectations
+            .expect(subject.uid, Operation::Create, &key);
         match actions::create(claims, *claim).await {
             Ok(_) => {}
             // It exists already (a claim kept for reuse the cache had not shown): mount it.
             Err(ActionError::Conflict { .. }) => {
-                shared.observe(subject.uid, Operation::Create, &key);
+                shared
+                    .expectations
+                    .observe(subject.uid, Operation::Create, &key);
             }
             Err(error) => {
-                shared.observe(subject.uid, Operation::Create, &key);
+                shared
+                    .expectations
+                    .observe(subject.uid, Operation::Create, &key);
                 record_failure(shared, subject, &error, || {
                     Record::claim_create_failed(&claim.name_any(), &error).about(
                         "PersistentVolumeClaim",
@@ -434,7 +446,9 @@ async fn create_one(
     }
     let pod = creation.pod;
     let key = key_of("pod", subject.namespace, &pod.name_any());
-    shared.expect(subject.uid, Operation::Create, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Create, &key);
     match actions::create(pods, pod).await {
         Ok(_) => {
             shared.events.record(
@@ -444,7 +458,9 @@ async fn create_one(
             Ok(())
         }
         Err(error) => {
-            shared.observe(subject.uid, Operation::Create, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Create, &key);
             record_failure(shared, subject, &error, || {
                 Record::create_failed(&pod.name_any(), &error).about(
                     "Pod",
@@ -464,9 +480,13 @@ async fn delete_pod(
     pod: &Pod,
 ) -> Result<(), ActionError> {
     let key = key_of("pod", subject.namespace, &pod.name_any());
-    shared.expect(subject.uid, Operation::Delete, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Delete, &key);
     if let Err(error) = actions::delete(pods, pod).await {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
         record_failure(shared, subject, &error, || {
             Record::delete_failed(&pod.name_any(), &error).about(
                 "Pod",
@@ -481,7 +501,9 @@ async fn delete_pod(
         cached.name_any() == pod.name_any() && cached.meta().deletion_timestamp.is_none()
     });
     if !still_cached {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
     }
     shared.events.record(
         subject.reference,
@@ -526,7 +548,7 @@ async fn send_writes(
         last_version = updated.metadata.resource_version;
     }
     if let Some(version) = &last_version {
-        shared.expect_version(
+        shared.expectations.expect_version(
             &key_of("pod", &pod.namespace().unwrap_or_default(), &name),
             version,
         );

@@ -190,7 +190,9 @@ async fn create_one(
         Ok(created) => {
             let name = created.name_any();
             let key = key_of("pod", subject.namespace, &name);
-            shared.expect(subject.uid, Operation::Create, &key);
+            shared
+                .expectations
+                .expect(subject.uid, Operation::Create, &key);
             // The watch may have shown it before the expectation was written.
             if shared
                 .pods
@@ -198,7 +200,9 @@ async fn create_one(
                 .iter()
                 .any(|cached| cached.name_any() == name)
             {
-                shared.observe(subject.uid, Operation::Create, &key);
+                shared
+                    .expectations
+                    .observe(subject.uid, Operation::Create, &key);
             }
             shared.events.record(
                 subject.reference,
@@ -225,16 +229,22 @@ async fn delete_pod(
 ) -> Result<(), ActionError> {
     let name = pod.name_any();
     let key = key_of("pod", subject.namespace, &name);
-    shared.expect(subject.uid, Operation::Delete, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Delete, &key);
     match actions::delete(pods, pod).await {
         Ok(()) => {}
         // Gone already: nothing more will be seen.
         Err(ActionError::NotFound { .. }) => {
-            shared.observe(subject.uid, Operation::Delete, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Delete, &key);
             return Ok(());
         }
         Err(error) => {
-            shared.observe(subject.uid, Operation::Delete, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Delete, &key);
             if !matches!(error, ActionError::Conflict { .. }) {
                 shared.events.record(
                     subject.reference,
@@ -250,7 +260,9 @@ async fn delete_pod(
         .iter()
         .any(|cached| cached.name_any() == name && cached.meta().deletion_timestamp.is_none());
     if !still_cached {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
     }
     shared.events.record(
         subject.reference,
@@ -295,7 +307,9 @@ async fn send_writes(
         last_version = updated.metadata.resource_version;
     }
     if let Some(version) = last_version {
-        shared.expect_version(&key_of("pod", &namespace, &name), &version);
+        shared
+            .expectations
+            .expect_version(&key_of("pod", &namespace, &name), &version);
     }
     Ok(writes.len())
 }

@@ -153,7 +153,7 @@ pub async fn execute(
                     .map_err(fail)?;
                 // The next plan waits for the cache to show it (else it would plan the same write).
                 if let Some(version) = written.resource_version() {
-                    shared.expect_version(
+                    shared.expectations.expect_version(
                         &key_of("pvc", subject.namespace, &claim.name_any()),
                         &version,
                     );
@@ -280,7 +280,9 @@ async fn create_one(
         create_claim(shared, subject, claims, claim, &name).await?;
     }
     let key = key_of("pod", subject.namespace, &name);
-    shared.expect(subject.uid, Operation::Create, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Create, &key);
     match actions::create(pods, pod).await {
         Ok(_) => {
             shared.events.record(
@@ -294,7 +296,9 @@ async fn create_one(
             Ok(())
         }
         Err(error) => {
-            shared.observe(subject.uid, Operation::Create, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Create, &key);
             record_failure(shared, subject, &error, || {
                 Record::pod_failed(Verb::Create, &name, subject.name, &error).about(
                     "Pod",
@@ -315,9 +319,13 @@ async fn delete_pod(
 ) -> Result<(), ActionError> {
     let name = pod.name_any();
     let key = key_of("pod", subject.namespace, &name);
-    shared.expect(subject.uid, Operation::Delete, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Delete, &key);
     if let Err(error) = actions::delete(pods, pod).await {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
         record_failure(shared, subject, &error, || {
             Record::pod_failed(Verb::Delete, &name, subject.name, &error).about(
                 "Pod",
@@ -334,7 +342,9 @@ async fn delete_pod(
         .iter()
         .any(|cached| cached.name_any() == name && cached.meta().deletion_timestamp.is_none());
     if !still_cached {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
     }
     shared.events.record(
         subject.reference,
@@ -402,7 +412,9 @@ async fn send_writes(
         last_version = updated.metadata.resource_version;
     }
     if let Some(version) = last_version {
-        shared.expect_version(&key_of("pod", &namespace, &name), &version);
+        shared
+            .expectations
+            .expect_version(&key_of("pod", &namespace, &name), &version);
     }
     Ok(writes.len())
 }
