@@ -14,17 +14,16 @@ use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::cloneset::{Action, ActionKind, Plan, Rule, SpecificKind, Target};
-use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record};
-use super::request::{Body, PodWrite, pod_writes};
+use super::request::{PodWrite, pod_writes};
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
-use crate::workload::pod_write::failed_test_is_conflict;
+use crate::workload::send_writes::send_writes;
 
 /// The CloneSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -277,11 +276,11 @@ async fn patch_pod(
         }
         let chained = current.is_some()
             || (observed.is_some() && writes.first().and_then(PodWrite::precondition) == observed);
-        match send_writes(shared, &api, pod, &writes).await {
-            Ok((sent, version)) => {
-                patched.sent += sent;
-                if chained && version.is_some() {
-                    current = version;
+        match send_writes(&shared.expectations, &api, pod, &writes).await {
+            Ok(sent) => {
+                patched.sent += sent.writes;
+                if chained && sent.resource_version.is_some() {
+                    current = sent.resource_version;
                 }
                 match kind {
                     ActionKind::UpdateInPlace { .. } => {
@@ -510,48 +509,4 @@ async fn delete_pod(
         Record::deleted(&pod.name_any()).about("Pod", subject.namespace, &pod.name_any()),
     );
     Ok(())
-}
-
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation and
-/// returns it with the number of writes.
-async fn send_writes(
-    shared: &Shared,
-    api: &Api<Pod>,
-    pod: &Pod,
-    writes: &[PodWrite],
-) -> Result<(usize, Option<String>), ActionError> {
-    let name = pod.name_any();
-    let object = format!("{}/{name}", pod.namespace().unwrap_or_default());
-    let mut last_version = None;
-    for write in writes {
-        let updated = match &write.body {
-            Body::Json(patch) => actions::patch(
-                api,
-                &object,
-                &name,
-                write.subresource,
-                &Patch::Json::<()>(patch.clone()),
-            )
-            .await
-            .map_err(failed_test_is_conflict)?,
-            Body::StrategicMerge(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Strategic(patch),
-                )
-                .await?
-            }
-        };
-        last_version = updated.metadata.resource_version;
-    }
-    if let Some(version) = &last_version {
-        shared.expectations.expect_version(
-            &key_of("pod", &pod.namespace().unwrap_or_default(), &name),
-            version,
-        );
-    }
-    Ok((writes.len(), last_version))
 }

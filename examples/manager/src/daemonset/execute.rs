@@ -12,17 +12,16 @@ use futures::future::join_all;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::daemonset::{ActionKind, Plan};
-use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
-use super::request::{Body, PodWrite, pod_writes};
+use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
-use crate::workload::pod_write::failed_test_is_conflict;
+use crate::workload::send_writes::send_writes;
 
 /// The DaemonSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -107,9 +106,9 @@ pub async fn execute(
                 let about = |record: super::events::EventRecord| {
                     record.about("Pod", subject.namespace, &pod.name_any())
                 };
-                match send_writes(shared, &pods, pod, &writes).await {
+                match send_writes(&shared.expectations, &pods, pod, &writes).await {
                     Ok(sent) => {
-                        executed.patched += sent;
+                        executed.patched += sent.writes;
                         match kind {
                             ActionKind::UpdateInPlace { .. } => shared.events.record(
                                 subject.reference,
@@ -269,47 +268,4 @@ async fn delete_pod(
         Record::deleted(&name).about("Pod", subject.namespace, &name),
     );
     Ok(())
-}
-
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
-async fn send_writes(
-    shared: &Shared,
-    api: &Api<Pod>,
-    pod: &Pod,
-    writes: &[PodWrite],
-) -> Result<usize, ActionError> {
-    let name = pod.name_any();
-    let namespace = pod.namespace().unwrap_or_default();
-    let object = format!("{namespace}/{name}");
-    let mut last_version = None;
-    for write in writes {
-        let updated = match &write.body {
-            Body::Json(patch) => actions::patch(
-                api,
-                &object,
-                &name,
-                write.subresource,
-                &Patch::Json::<()>(patch.clone()),
-            )
-            .await
-            .map_err(failed_test_is_conflict)?,
-            Body::StrategicMerge(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Strategic(patch),
-                )
-                .await?
-            }
-        };
-        last_version = updated.metadata.resource_version;
-    }
-    if let Some(version) = last_version {
-        shared
-            .expectations
-            .expect_version(&key_of("pod", &namespace, &name), &version);
-    }
-    Ok(writes.len())
 }

@@ -14,11 +14,12 @@ use kube::{Api, Resource, ResourceExt};
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record, Verb};
-use super::request::{Body, PodWrite, pod_writes};
+use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
 use crate::workload::pod_write::failed_test_is_conflict;
+use crate::workload::send_writes::send_writes;
 
 /// The most pod creations (each with its claims) in flight at once: a `Parallel` StatefulSet plans every
 /// missing pod in one pass, and thousands of requests at once would only queue in the client.
@@ -172,9 +173,9 @@ pub async fn execute(
                             source,
                         }
                     })?;
-                let sent = send_writes(shared, &pods, pod, &writes).await;
+                let sent = send_writes(&shared.expectations, &pods, pod, &writes).await;
                 record_pod_write(shared, subject, kind, pod, sent.as_ref().err());
-                executed.patched += sent.map_err(fail)?;
+                executed.patched += sent.map_err(fail)?.writes;
             }
         }
     }
@@ -374,47 +375,4 @@ async fn write_claim_owners(
     actions::patch::<PersistentVolumeClaim, ()>(api, &object, &name, None, &Patch::Json(patch))
         .await
         .map_err(failed_test_is_conflict)
-}
-
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
-async fn send_writes(
-    shared: &Shared,
-    api: &Api<Pod>,
-    pod: &Pod,
-    writes: &[PodWrite],
-) -> Result<usize, ActionError> {
-    let name = pod.name_any();
-    let namespace = pod.namespace().unwrap_or_default();
-    let object = format!("{namespace}/{name}");
-    let mut last_version = None;
-    for write in writes {
-        let updated: Pod = match &write.body {
-            Body::Json(patch) => actions::patch(
-                api,
-                &object,
-                &name,
-                write.subresource,
-                &Patch::Json::<()>(patch.clone()),
-            )
-            .await
-            .map_err(failed_test_is_conflict)?,
-            Body::StrategicMerge(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Strategic(patch),
-                )
-                .await?
-            }
-        };
-        last_version = updated.metadata.resource_version;
-    }
-    if let Some(version) = last_version {
-        shared
-            .expectations
-            .expect_version(&key_of("pod", &namespace, &name), &version);
-    }
-    Ok(writes.len())
 }
