@@ -7,10 +7,7 @@
 use kruise_schedule::statefulset::OWNER_API_VERSION;
 use kube::Resource;
 
-use super::context::Shared;
-use crate::expectations::Operation;
 use crate::workload::owner::OwnerKind;
-use crate::workload::watch::ExpectationSink;
 
 /// The owner kind of the objects an Advanced StatefulSet controls (references of either
 /// `apps.kruise.io` version; native `apps` StatefulSets are not its own).
@@ -24,16 +21,6 @@ pub const OWNER: OwnerKind = OwnerKind {
 #[must_use]
 pub fn statefulset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
     OWNER.uid_keys(object)
-}
-
-impl ExpectationSink for Shared {
-    fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        Shared::observe_all(self, seen);
-    }
-
-    fn forget_version(&self, object: &str) {
-        Shared::forget_version(self, object);
-    }
 }
 
 #[cfg(test)]
