@@ -18,9 +18,20 @@
 //! expectations.observe("default/demo", Operation::Create, "demo-abcde");
 //! assert!(expectations.satisfied("default/demo", now));
 //! ```
+//!
+//! A controller holds them as [`SharedExpectations`]: one copy behind a lock for its reconciles and
+//! watches, on a monotonic clock of its own.
+
+mod shared;
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
+
+pub use self::shared::SharedExpectations;
+
+/// How long an owner's unobserved creates and deletes block it before they are given up: 5 minutes, as
+/// Kubernetes' `ControllerExpectations` (`ExpectationsTimeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What was done to an owned object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,11 +1,11 @@
 //! What every reconcile of the CloneSet controller shares: the client, the owned-object indexes, the
 //! expectations, the instance-id source, the per-CloneSet pod facts the planner reads, the event sink, the
-//! planner options, the metrics and the queue depth.
+//! planner options and the metrics (the queue depth is kept by the set-up,
+//! [`WorkloadController`](crate::workload::controller::WorkloadController)).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
@@ -16,15 +16,11 @@ use kruise_runtime::{Indexed, Informer, Informers};
 
 use super::events::EventSink;
 use super::watch::cloneset_uid_keys;
-use crate::expectations::{Expectations, Operation};
+use crate::expectations::{DEFAULT_TIMEOUT, SharedExpectations};
 use crate::metrics::ControllerMetrics;
-use crate::queue_depth::QueueDepth;
 
 /// The name of the informers' index by controlling CloneSet UID (pods, claims, revisions).
 pub const POD_INDEX: &str = "cloneset-uid";
-
-/// How long an unobserved create or delete blocks its CloneSet (Kubernetes uses 5 minutes).
-pub const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Whether each owned-object watch has delivered its first full list.
 #[derive(Clone, Debug, Default)]
@@ -65,16 +61,14 @@ pub struct Shared {
     pub options: Options,
     /// Reconcile metrics.
     pub metrics: ControllerMetrics,
-    /// The CloneSets waiting for or in a reconcile (reported as the queue depth).
-    pub queue: QueueDepth,
     /// Gate `PreDownloadImageForInPlaceUpdate`.
     pub pre_download_image: bool,
-    expectations: Mutex<Expectations>,
+    /// What the reconciles wrote and the watches have not shown yet.
+    pub expectations: Arc<SharedExpectations>,
     ids: Mutex<SeededIds>,
     /// The planner's per-pod facts of each CloneSet (by UID), kept between reconciles so that a plan only
     /// re-reads the pods that changed.
     pod_facts: Mutex<HashMap<String, PodFactsCache>>,
-    started: Instant,
 }
 
 impl Shared {
@@ -102,13 +96,11 @@ impl Shared {
             synced: Synced::default(),
             events,
             options,
-            queue: QueueDepth::new(metrics.clone()),
             metrics,
             pre_download_image: false,
-            expectations: Mutex::new(Expectations::new(EXPECTATION_TIMEOUT)),
+            expectations: Arc::new(SharedExpectations::new(DEFAULT_TIMEOUT)),
             ids: Mutex::new(SeededIds::new(seed)),
             pod_facts: Mutex::new(HashMap::new()),
-            started: Instant::now(),
         }
     }
 
@@ -136,62 +128,6 @@ impl Shared {
         self
     }
 
-    fn with_expectations<T>(&self, f: impl FnOnce(&mut Expectations, Duration) -> T) -> T {
-        let now = self.started.elapsed();
-        let mut expectations = self
-            .expectations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        f(&mut expectations, now)
-    }
-
-    /// Records that `object` is being created or deleted for the owner `uid`.
-    pub fn expect(&self, uid: &str, operation: Operation, object: &str) {
-        self.with_expectations(|e, now| e.expect(uid, operation, object, now));
-    }
-
-    /// The result of `operation` on `object` was seen (or the operation failed).
-    pub fn observe(&self, uid: &str, operation: Operation, object: &str) {
-        self.with_expectations(|e, _| e.observe(uid, operation, object));
-    }
-
-    /// [`Self::observe`] for each `(uid, operation, object)`.
-    pub fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        if seen.is_empty() {
-            return;
-        }
-        self.with_expectations(|e, _| {
-            for (uid, operation, object) in seen {
-                e.observe(uid, *operation, object);
-            }
-        });
-    }
-
-    /// Whether the owner `uid` may act on the cache, and how many operations are still unobserved.
-    pub fn satisfied(&self, uid: &str) -> (bool, usize) {
-        self.with_expectations(|e, now| (e.satisfied(uid, now), e.pending(uid)))
-    }
-
-    /// Forgets the owner `uid` (it is gone).
-    pub fn forget(&self, uid: &str) {
-        self.with_expectations(|e, _| e.forget(uid));
-    }
-
-    /// After a write returned `resource_version`, the cache must reach it before `object` is trusted.
-    pub fn expect_version(&self, object: &str, resource_version: &str) {
-        self.with_expectations(|e, _| e.expect_version(object, resource_version));
-    }
-
-    /// Whether the cached `object` at `resource_version` is as new as the last write.
-    pub fn version_satisfied(&self, object: &str, resource_version: &str) -> bool {
-        self.with_expectations(|e, _| e.version_satisfied(object, resource_version))
-    }
-
-    /// Drops the version expectation of a deleted object.
-    pub fn forget_version(&self, object: &str) {
-        self.with_expectations(|e, _| e.forget_version(object));
-    }
-
     /// Takes the pod facts of the CloneSet `uid` for one reconcile (an empty cache the first time). A
     /// CloneSet is reconciled by one worker at a time, so nothing else needs them meanwhile; give them back
     /// with [`Shared::keep_pod_facts`].
@@ -208,7 +144,7 @@ impl Shared {
     /// Drops what is kept for the deleted CloneSet `uid`: its pod facts and its expectations.
     pub fn forget_cloneset(&self, uid: &str) {
         self.with_pod_facts(|facts| facts.remove(uid));
-        self.forget(uid);
+        self.expectations.forget(uid);
     }
 
     /// How many CloneSets have pod facts kept.

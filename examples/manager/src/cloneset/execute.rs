@@ -14,17 +14,16 @@ use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::cloneset::{Action, ActionKind, Plan, Rule, SpecificKind, Target};
-use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record};
-use super::request::{Body, PodWrite, pod_writes};
+use super::request::{PodWrite, pod_writes};
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
-use crate::workload::pod_write::failed_test_is_conflict;
+use crate::workload::send_writes::send_writes;
 
 /// The CloneSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -128,9 +127,13 @@ pub async fn execute(
                     continue;
                 };
                 let key = key_of("pvc", subject.namespace, &claim.name_any());
-                shared.expect(subject.uid, Operation::Delete, &key);
+                shared
+                    .expectations
+                    .expect(subject.uid, Operation::Delete, &key);
                 if let Err(error) = actions::delete(&claims, claim).await {
-                    shared.observe(subject.uid, Operation::Delete, &key);
+                    shared
+                        .expectations
+                        .observe(subject.uid, Operation::Delete, &key);
                     record_failure(shared, subject, &error, || {
                         Record::claim_delete_failed(&claim.name_any(), &error).about(
                             "PersistentVolumeClaim",
@@ -146,7 +149,9 @@ pub async fn execute(
                     .iter()
                     .all(|c| c.name_any() != claim.name_any())
                 {
-                    shared.observe(subject.uid, Operation::Delete, &key);
+                    shared
+                        .expectations
+                        .observe(subject.uid, Operation::Delete, &key);
                 }
             }
             _ => {
@@ -271,11 +276,11 @@ async fn patch_pod(
         }
         let chained = current.is_some()
             || (observed.is_some() && writes.first().and_then(PodWrite::precondition) == observed);
-        match send_writes(shared, &api, pod, &writes).await {
-            Ok((sent, version)) => {
-                patched.sent += sent;
-                if chained && version.is_some() {
-                    current = version;
+        match send_writes(&shared.expectations, &api, pod, &writes).await {
+            Ok(sent) => {
+                patched.sent += sent.writes;
+                if chained && sent.resource_version.is_some() {
+                    current = sent.resource_version;
                 }
                 match kind {
                     ActionKind::UpdateInPlace { .. } => {
@@ -412,15 +417,21 @@ async fn create_one(
 ) -> Result<(), ActionError> {
     for claim in &creation.claims {
         let key = key_of("pvc", subject.namespace, &claim.name_any());
-        shared.expect(subject.uid, Operation::Create, &key);
+        shared
+            .expectations
+            .expect(subject.uid, Operation::Create, &key);
         match actions::create(claims, *claim).await {
             Ok(_) => {}
             // It exists already (a claim kept for reuse the cache had not shown): mount it.
             Err(ActionError::Conflict { .. }) => {
-                shared.observe(subject.uid, Operation::Create, &key);
+                shared
+                    .expectations
+                    .observe(subject.uid, Operation::Create, &key);
             }
             Err(error) => {
-                shared.observe(subject.uid, Operation::Create, &key);
+                shared
+                    .expectations
+                    .observe(subject.uid, Operation::Create, &key);
                 record_failure(shared, subject, &error, || {
                     Record::claim_create_failed(&claim.name_any(), &error).about(
                         "PersistentVolumeClaim",
@@ -434,7 +445,9 @@ async fn create_one(
     }
     let pod = creation.pod;
     let key = key_of("pod", subject.namespace, &pod.name_any());
-    shared.expect(subject.uid, Operation::Create, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Create, &key);
     match actions::create(pods, pod).await {
         Ok(_) => {
             shared.events.record(
@@ -444,7 +457,9 @@ async fn create_one(
             Ok(())
         }
         Err(error) => {
-            shared.observe(subject.uid, Operation::Create, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Create, &key);
             record_failure(shared, subject, &error, || {
                 Record::create_failed(&pod.name_any(), &error).about(
                     "Pod",
@@ -464,9 +479,13 @@ async fn delete_pod(
     pod: &Pod,
 ) -> Result<(), ActionError> {
     let key = key_of("pod", subject.namespace, &pod.name_any());
-    shared.expect(subject.uid, Operation::Delete, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Delete, &key);
     if let Err(error) = actions::delete(pods, pod).await {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
         record_failure(shared, subject, &error, || {
             Record::delete_failed(&pod.name_any(), &error).about(
                 "Pod",
@@ -481,55 +500,13 @@ async fn delete_pod(
         cached.name_any() == pod.name_any() && cached.meta().deletion_timestamp.is_none()
     });
     if !still_cached {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
     }
     shared.events.record(
         subject.reference,
         Record::deleted(&pod.name_any()).about("Pod", subject.namespace, &pod.name_any()),
     );
     Ok(())
-}
-
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation and
-/// returns it with the number of writes.
-async fn send_writes(
-    shared: &Shared,
-    api: &Api<Pod>,
-    pod: &Pod,
-    writes: &[PodWrite],
-) -> Result<(usize, Option<String>), ActionError> {
-    let name = pod.name_any();
-    let object = format!("{}/{name}", pod.namespace().unwrap_or_default());
-    let mut last_version = None;
-    for write in writes {
-        let updated = match &write.body {
-            Body::Json(patch) => actions::patch(
-                api,
-                &object,
-                &name,
-                write.subresource,
-                &Patch::Json::<()>(patch.clone()),
-            )
-            .await
-            .map_err(failed_test_is_conflict)?,
-            Body::StrategicMerge(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Strategic(patch),
-                )
-                .await?
-            }
-        };
-        last_version = updated.metadata.resource_version;
-    }
-    if let Some(version) = &last_version {
-        shared.expect_version(
-            &key_of("pod", &pod.namespace().unwrap_or_default(), &name),
-            version,
-        );
-    }
-    Ok((writes.len(), last_version))
 }

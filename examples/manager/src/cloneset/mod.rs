@@ -43,23 +43,16 @@ pub mod watch;
 
 use std::sync::Arc;
 
-use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_schedule::cloneset::{DEFAULT_MAX_CREATIONS_PER_PLAN, Options};
-use kube::runtime::Controller;
-use kube::runtime::controller::Config;
-use kube::runtime::reflector::{self, ObjectRef, reflector};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
-use serde::de::DeserializeOwned;
+use kube::ResourceExt;
 
 use self::context::Shared;
 use self::events::COMPONENT;
 use self::gates::CloneSetGates;
-use crate::workload::watch::owned;
-use kruise_runtime::harness::{self, reference_key};
+use crate::workload::controller::{WorkloadController, WorkloadState};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
 
@@ -160,192 +153,51 @@ impl ManagedController for CloneSetController {
     }
 }
 
-/// The trigger mapper of an owned kind: the owning CloneSet, counted as queued.
-fn queued_owner<K: Resource>(
-    shared: &Arc<Shared>,
-) -> impl Fn(&K) -> Option<ObjectRef<CloneSet>> + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    move |object| {
-        let owner = watch::OWNER.reference_to(object)?;
-        shared.queue.triggered(&reference_key(&owner));
-        Some(owner)
-    }
-}
+impl WorkloadState for Shared {
+    type Owner = CloneSet;
 
-fn api<K>(client: &Client, namespace: Option<&str>) -> Api<K>
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug,
-    K::DynamicType: Default,
-{
-    match namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    }
-}
-
-/// A deleted CloneSet is not reconciled again: drop its pod facts and expectations when the watch says so.
-fn forget_deleted(shared: &Shared, event: &watcher::Event<CloneSet>) {
-    if let watcher::Event::Delete(cloneset) = event
-        && let Some(uid) = cloneset.uid()
-    {
-        shared.forget_cloneset(&uid);
+    /// Drops the CloneSet's pod facts and expectations.
+    fn forget_deleted(&self, cloneset: &CloneSet) {
+        if let Some(uid) = cloneset.uid() {
+            self.forget_cloneset(&uid);
+        }
     }
 }
 
 async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
-    let client = context.client.clone();
-    let events = context.event_sink(COMPONENT);
     let shared = Arc::new(
         Shared::new(
-            client.clone(),
-            events,
+            context.client.clone(),
+            context.event_sink(COMPONENT),
             config.options.clone(),
             context.metrics.clone(),
         )
         .with_pre_download_image(config.pre_download_image)
         .with_informers(&context.informers),
     );
-    let namespace = config.namespace.as_deref();
-    let pods = owned(
-        watch::OWNER,
-        &context.informers.get::<Pod>(),
-        "pod",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.pods),
-        Arc::clone(&shared),
-    );
-    let claims = owned(
-        watch::OWNER,
-        &context.informers.get::<PersistentVolumeClaim>(),
-        "pvc",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.claims),
-        Arc::clone(&shared),
-    );
-    let revisions = owned(
-        watch::OWNER,
-        &context.informers.get::<ControllerRevision>(),
-        "rev",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.revisions),
-        Arc::clone(&shared),
-    );
-    // The CloneSet watch is built here (not by `Controller::new`) so that its triggers count in the
-    // queue depth, like those of the owned objects below.
-    let (reader, writer) = reflector::store();
-    let queued = Arc::clone(&shared);
-    let forgetting = Arc::clone(&shared);
-    let clonesets = reflector(
-        writer,
-        watcher(
-            api::<CloneSet>(&client, namespace),
-            watcher::Config::default(),
-        ),
-    )
-    .inspect_ok(move |event| forget_deleted(&forgetting, event))
-    .applied_objects()
-    .inspect_ok(move |cloneset| queued.queue.triggered(&harness::object_key(cloneset)));
     tracing::info!(
-        namespace = namespace.unwrap_or("(all)"),
+        namespace = config.namespace.as_deref().unwrap_or("(all)"),
         workers = config.workers,
         pre_download_image = config.pre_download_image,
         "CloneSet controller starting"
     );
-    let completed = Arc::clone(&shared);
-    let controller = Controller::for_stream(clonesets, reader)
-        .with_config(Config::default().concurrency(config.workers))
-        .watches_shared_stream(pods, {
-            let owner = queued_owner(&shared);
-            move |pod: Arc<Pod>| owner(pod.as_ref())
-        })
-        .watches_shared_stream(claims, {
-            let owner = queued_owner(&shared);
-            move |claim: Arc<PersistentVolumeClaim>| owner(claim.as_ref())
-        })
-        .watches_shared_stream(revisions, {
-            let owner = queued_owner(&shared);
-            move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
-        });
-    harness::drive_with(
-        controller,
-        harness::Driver::from(&context),
-        reconcile::reconcile,
-        Arc::clone(&shared),
-        |key| completed.queue.finished(key),
-    )
-    .await;
-    shared.queue.clear();
+    let namespace = config.namespace;
+    WorkloadController::new(watch::OWNER, &context, namespace, &shared.expectations)
+        .owns::<Pod>("pod", &shared.synced.pods)
+        .owns::<PersistentVolumeClaim>("pvc", &shared.synced.claims)
+        .owns::<ControllerRevision>("rev", &shared.synced.revisions)
+        .run(config.workers, reconcile::reconcile, shared)
+        .await;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use axum::http::{Request, Response};
     use serde_json::json;
 
     use super::*;
     use crate::metrics::Metrics;
-
-    /// A client whose API server answers 404 to everything (the mappers never call it).
-    fn offline_client() -> Client {
-        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
-            Ok::<_, std::convert::Infallible>(
-                Response::builder()
-                    .status(404)
-                    .body(kube::client::Body::empty())
-                    .unwrap(),
-            )
-        });
-        Client::new(service, "default")
-    }
-
-    #[tokio::test]
-    async fn owned_object_events_count_their_cloneset_as_queued() {
-        let metrics = Metrics::new();
-        let shared = Arc::new(Shared::new(
-            offline_client(),
-            events::EventSink::disabled(),
-            Options::default(),
-            metrics.controller("cloneset"),
-        ));
-        let pod = |name: &str, owner: &str| -> Pod {
-            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ns",
-                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": owner,
-                    "name": "web", "uid": "cs-uid", "controller": true}]}}))
-            .unwrap()
-        };
-        let map = queued_owner::<Pod>(&shared);
-        let owner = map(&pod("web-a", "CloneSet")).unwrap();
-        assert_eq!(reference_key(&owner), "ns/web");
-        assert!(map(&pod("web-b", "CloneSet")).is_some());
-        assert!(map(&pod("other", "StatefulSet")).is_none());
-        assert_eq!(shared.queue.depth(), 1, "two events for one CloneSet");
-        let cloneset: CloneSet = serde_json::from_value(json!({
-            "metadata": {"name": "web", "namespace": "ns"},
-            "spec": {"selector": {}, "template": {}},
-        }))
-        .unwrap();
-        assert_eq!(
-            harness::object_key(&cloneset),
-            reference_key(&owner),
-            "the same key"
-        );
-        assert!(
-            metrics
-                .encode()
-                .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 1")
-        );
-        shared.queue.started(&harness::object_key(&cloneset));
-        shared.queue.finished(&harness::object_key(&cloneset));
-        assert!(
-            metrics
-                .encode()
-                .contains("kruise_manager_queue_depth{controller=\"cloneset\"} 0")
-        );
-    }
+    use crate::workload::offline_client::offline_client;
 
     #[tokio::test]
     async fn a_deleted_clonesets_pod_facts_are_dropped() {
@@ -372,9 +224,8 @@ mod tests {
             "kept between reconciles"
         );
         shared.keep_pod_facts("a", shared.take_pod_facts("a"));
-        forget_deleted(&shared, &watcher::Event::Apply(cloneset("a")));
-        assert_eq!(shared.kept_pod_facts(), 2, "an update keeps them");
-        forget_deleted(&shared, &watcher::Event::Delete(cloneset("a")));
+        assert_eq!(shared.kept_pod_facts(), 2);
+        shared.forget_deleted(&cloneset("a"));
         assert_eq!(shared.kept_pod_facts(), 1, "a delete drops them");
         assert!(shared.take_pod_facts("a").is_empty());
     }

@@ -193,7 +193,9 @@ pub async fn sync(
             if let Some(version) = patched.resource_version()
                 && Some(version.as_str()) != update.metadata.resource_version.as_deref()
             {
-                shared.expect_version(&key_of("rev", &namespace, &name), &version);
+                shared
+                    .expectations
+                    .expect_version(&key_of("rev", &namespace, &name), &version);
             }
             synced.labelled = Some(label);
         }
@@ -476,8 +478,8 @@ mod tests {
         assert_eq!(body, &label_patch(keys::IMAGE_PRE_DOWNLOAD_CREATED_LABEL));
         // The next reconcile waits until the cache shows the labelled revision.
         let key = key_of("rev", "ns", &name);
-        assert!(!shared.version_satisfied(&key, "1"));
-        assert!(shared.version_satisfied(&key, "2"));
+        assert!(!shared.expectations.version_satisfied(&key, "1"));
+        assert!(shared.expectations.version_satisfied(&key, "2"));
 
         // Decided: a second pass with the labelled revision does nothing.
         let mut labelled = update.clone();

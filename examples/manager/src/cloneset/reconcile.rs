@@ -45,7 +45,6 @@ pub async fn reconcile(
     cloneset: Arc<CloneSet>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
-    shared.queue.started(&object_key(cloneset.as_ref()));
     // Decide on the object as the defaulting webhook stores it, also when it was stored without the webhook
     // (while it was away, or with `--no-webhook`): unset budgets, the pod template defaults (revision names
     // are computed from the defaulted template, as upstream's are), history limit. Set fields are never
@@ -95,7 +94,7 @@ async fn reconcile_with(
     if !shared.synced.all() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    let (satisfied, pending) = shared.satisfied(uid);
+    let (satisfied, pending) = shared.expectations.satisfied(uid);
     if !satisfied {
         tracing::debug!(cloneset = %key, pending, "waiting for creations/deletions to show in the cache");
         return Ok(Action::requeue(Duration::from_secs(5)));
@@ -108,7 +107,9 @@ async fn reconcile_with(
         .chain(cached_revisions.iter().map(|r| ("rev", r.meta())))
         .any(|(kind, meta)| {
             let object = key_of(kind, &namespace, meta.name.as_deref().unwrap_or(""));
-            !shared.version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
+            !shared
+                .expectations
+                .version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
         });
     if stale {
         tracing::debug!(cloneset = %key, "waiting for the cache to show earlier writes");
@@ -123,14 +124,18 @@ async fn reconcile_with(
     if ensured.created {
         // Wait for the cache to show it, unless the watch was faster than this line.
         let revision_key = expectation_key("rev", ensured.revision.as_ref());
-        shared.expect(uid, Operation::Create, &revision_key);
+        shared
+            .expectations
+            .expect(uid, Operation::Create, &revision_key);
         if shared
             .revisions
             .get(uid)
             .iter()
             .any(|r| r.name_any() == update_name)
         {
-            shared.observe(uid, Operation::Create, &revision_key);
+            shared
+                .expectations
+                .observe(uid, Operation::Create, &revision_key);
         }
         cached_revisions.push(Arc::clone(&ensured.revision));
     } else if let Some(slot) = cached_revisions
@@ -140,7 +145,9 @@ async fn reconcile_with(
     {
         // Renumbered (a rollback to an older template): wait for the cache to show it next time.
         if let Some(version) = ensured.revision.resource_version() {
-            shared.expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
+            shared
+                .expectations
+                .expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
         }
         *slot = Arc::clone(&ensured.revision);
     }

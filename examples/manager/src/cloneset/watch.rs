@@ -5,10 +5,7 @@
 use kruise_schedule::cloneset::OWNER_API_VERSION;
 use kube::Resource;
 
-use super::context::Shared;
-use crate::expectations::Operation;
 use crate::workload::owner::OwnerKind;
-use crate::workload::watch::ExpectationSink;
 
 /// The owner kind of the objects a CloneSet controls (references of either `apps.kruise.io` version).
 pub const OWNER: OwnerKind = OwnerKind {
@@ -21,16 +18,6 @@ pub const OWNER: OwnerKind = OwnerKind {
 #[must_use]
 pub fn cloneset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
     OWNER.uid_keys(object)
-}
-
-impl ExpectationSink for Shared {
-    fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        Shared::observe_all(self, seen);
-    }
-
-    fn forget_version(&self, object: &str) {
-        Shared::forget_version(self, object);
-    }
 }
 
 #[cfg(test)]

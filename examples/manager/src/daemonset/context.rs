@@ -1,11 +1,11 @@
 //! What every reconcile of the Advanced DaemonSet controller shares: the client, the owned-object indexes
 //! and the node store (all from the process's shared informers), the expectations that keep a reconcile
-//! from acting twice on a cache that has not caught up with its own writes, the event sink, the planner
-//! options, the metrics and the queue depth.
+//! from acting twice on a cache that has not caught up with its own writes, the event sink and the planner
+//! options (the queue depth is kept by the set-up,
+//! [`WorkloadController`](crate::workload::controller::WorkloadController)).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -16,15 +16,10 @@ use kube::runtime::reflector::Store;
 
 use super::events::EventSink;
 use super::watch::daemonset_uid_keys;
-use crate::expectations::{Expectations, Operation};
-use crate::metrics::ControllerMetrics;
-use crate::queue_depth::QueueDepth;
+use crate::expectations::{DEFAULT_TIMEOUT, SharedExpectations};
 
 /// The name of the informers' index by controlling Advanced DaemonSet UID (pods, revisions).
 pub const OWNER_INDEX: &str = "daemonset-uid";
-
-/// How long an unobserved create or delete blocks its DaemonSet (Kubernetes uses 5 minutes).
-pub const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Whether each watch the controller reads has delivered its first full list.
 #[derive(Clone, Debug, Default)]
@@ -63,22 +58,14 @@ pub struct Shared {
     pub events: EventSink,
     /// Planner gates.
     pub options: Options,
-    /// The DaemonSets waiting for or in a reconcile (reported as the queue depth).
-    pub queue: QueueDepth,
-    expectations: Mutex<Expectations>,
-    started: Instant,
+    /// What the reconciles wrote and the watches have not shown yet.
+    pub expectations: Arc<SharedExpectations>,
 }
 
 impl Shared {
     /// Fresh state reading pods, revisions and nodes from `informers` (the process's shared informers).
     #[must_use]
-    pub fn new(
-        client: Client,
-        informers: &Informers,
-        events: EventSink,
-        options: Options,
-        metrics: ControllerMetrics,
-    ) -> Self {
+    pub fn new(client: Client, informers: &Informers, events: EventSink, options: Options) -> Self {
         Self {
             client,
             pods: informers
@@ -92,15 +79,13 @@ impl Shared {
             synced: Synced::default(),
             events,
             options,
-            queue: QueueDepth::new(metrics),
-            expectations: Mutex::new(Expectations::new(EXPECTATION_TIMEOUT)),
-            started: Instant::now(),
+            expectations: Arc::new(SharedExpectations::new(DEFAULT_TIMEOUT)),
         }
     }
 
     /// State over informers of its own that nothing feeds (tests).
     #[must_use]
-    pub fn offline(client: Client, events: EventSink, metrics: ControllerMetrics) -> Self {
+    pub fn offline(client: Client, events: EventSink) -> Self {
         Self {
             client,
             pods: Informer::new("pods").index(OWNER_INDEX, Arc::new(daemonset_uid_keys::<Pod>)),
@@ -112,65 +97,7 @@ impl Shared {
             synced: Synced::default(),
             events,
             options: Options::default(),
-            queue: QueueDepth::new(metrics),
-            expectations: Mutex::new(Expectations::new(EXPECTATION_TIMEOUT)),
-            started: Instant::now(),
+            expectations: Arc::new(SharedExpectations::new(DEFAULT_TIMEOUT)),
         }
-    }
-
-    fn with_expectations<T>(&self, f: impl FnOnce(&mut Expectations, Duration) -> T) -> T {
-        let now = self.started.elapsed();
-        let mut expectations = self
-            .expectations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        f(&mut expectations, now)
-    }
-
-    /// Records that `object` is being created or deleted for the owner `uid`.
-    pub fn expect(&self, uid: &str, operation: Operation, object: &str) {
-        self.with_expectations(|e, now| e.expect(uid, operation, object, now));
-    }
-
-    /// The result of `operation` on `object` was seen (or the operation failed).
-    pub fn observe(&self, uid: &str, operation: Operation, object: &str) {
-        self.with_expectations(|e, _| e.observe(uid, operation, object));
-    }
-
-    /// [`Self::observe`] for each `(uid, operation, object)`.
-    pub fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        if seen.is_empty() {
-            return;
-        }
-        self.with_expectations(|e, _| {
-            for (uid, operation, object) in seen {
-                e.observe(uid, *operation, object);
-            }
-        });
-    }
-
-    /// Whether the owner `uid` may act on the cache, and how many operations are still unobserved.
-    pub fn satisfied(&self, uid: &str) -> (bool, usize) {
-        self.with_expectations(|e, now| (e.satisfied(uid, now), e.pending(uid)))
-    }
-
-    /// Forgets the owner `uid` (it is gone).
-    pub fn forget(&self, uid: &str) {
-        self.with_expectations(|e, _| e.forget(uid));
-    }
-
-    /// After a write returned `resource_version`, the cache must reach it before `object` is trusted.
-    pub fn expect_version(&self, object: &str, resource_version: &str) {
-        self.with_expectations(|e, _| e.expect_version(object, resource_version));
-    }
-
-    /// Whether the cached `object` at `resource_version` is as new as the last write.
-    pub fn version_satisfied(&self, object: &str, resource_version: &str) -> bool {
-        self.with_expectations(|e, _| e.version_satisfied(object, resource_version))
-    }
-
-    /// Drops the version expectation of a deleted object.
-    pub fn forget_version(&self, object: &str) {
-        self.with_expectations(|e, _| e.forget_version(object));
     }
 }

@@ -12,17 +12,16 @@ use futures::future::join_all;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::daemonset::{ActionKind, Plan};
-use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::Record;
-use super::request::{Body, PodWrite, pod_writes};
+use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
-use crate::workload::pod_write::failed_test_is_conflict;
+use crate::workload::send_writes::send_writes;
 
 /// The DaemonSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -107,9 +106,9 @@ pub async fn execute(
                 let about = |record: super::events::EventRecord| {
                     record.about("Pod", subject.namespace, &pod.name_any())
                 };
-                match send_writes(shared, &pods, pod, &writes).await {
+                match send_writes(&shared.expectations, &pods, pod, &writes).await {
                     Ok(sent) => {
-                        executed.patched += sent;
+                        executed.patched += sent.writes;
                         match kind {
                             ActionKind::UpdateInPlace { .. } => shared.events.record(
                                 subject.reference,
@@ -190,7 +189,9 @@ async fn create_one(
         Ok(created) => {
             let name = created.name_any();
             let key = key_of("pod", subject.namespace, &name);
-            shared.expect(subject.uid, Operation::Create, &key);
+            shared
+                .expectations
+                .expect(subject.uid, Operation::Create, &key);
             // The watch may have shown it before the expectation was written.
             if shared
                 .pods
@@ -198,7 +199,9 @@ async fn create_one(
                 .iter()
                 .any(|cached| cached.name_any() == name)
             {
-                shared.observe(subject.uid, Operation::Create, &key);
+                shared
+                    .expectations
+                    .observe(subject.uid, Operation::Create, &key);
             }
             shared.events.record(
                 subject.reference,
@@ -225,16 +228,22 @@ async fn delete_pod(
 ) -> Result<(), ActionError> {
     let name = pod.name_any();
     let key = key_of("pod", subject.namespace, &name);
-    shared.expect(subject.uid, Operation::Delete, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Delete, &key);
     match actions::delete(pods, pod).await {
         Ok(()) => {}
         // Gone already: nothing more will be seen.
         Err(ActionError::NotFound { .. }) => {
-            shared.observe(subject.uid, Operation::Delete, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Delete, &key);
             return Ok(());
         }
         Err(error) => {
-            shared.observe(subject.uid, Operation::Delete, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Delete, &key);
             if !matches!(error, ActionError::Conflict { .. }) {
                 shared.events.record(
                     subject.reference,
@@ -250,52 +259,13 @@ async fn delete_pod(
         .iter()
         .any(|cached| cached.name_any() == name && cached.meta().deletion_timestamp.is_none());
     if !still_cached {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
     }
     shared.events.record(
         subject.reference,
         Record::deleted(&name).about("Pod", subject.namespace, &name),
     );
     Ok(())
-}
-
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
-async fn send_writes(
-    shared: &Shared,
-    api: &Api<Pod>,
-    pod: &Pod,
-    writes: &[PodWrite],
-) -> Result<usize, ActionError> {
-    let name = pod.name_any();
-    let namespace = pod.namespace().unwrap_or_default();
-    let object = format!("{namespace}/{name}");
-    let mut last_version = None;
-    for write in writes {
-        let updated = match &write.body {
-            Body::Json(patch) => actions::patch(
-                api,
-                &object,
-                &name,
-                write.subresource,
-                &Patch::Json::<()>(patch.clone()),
-            )
-            .await
-            .map_err(failed_test_is_conflict)?,
-            Body::StrategicMerge(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Strategic(patch),
-                )
-                .await?
-            }
-        };
-        last_version = updated.metadata.resource_version;
-    }
-    if let Some(version) = last_version {
-        shared.expect_version(&key_of("pod", &namespace, &name), &version);
-    }
-    Ok(writes.len())
 }

@@ -43,23 +43,18 @@ pub mod watch;
 
 use std::sync::Arc;
 
-use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_api::apps::v1beta1::DaemonSet;
 use kruise_api::feature_gate::FeatureGateSet;
 use kruise_inplace::FeatureGates;
 use kruise_schedule::daemonset::Options;
-use kube::runtime::Controller;
-use kube::runtime::controller::Config;
-use kube::runtime::reflector::{self, ObjectRef, Store, reflector};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::ResourceExt;
 
 use self::context::Shared;
 use self::events::COMPONENT;
-use crate::workload::watch::owned;
-use kruise_runtime::harness::{self, reference_key};
+use crate::workload::controller::{WorkloadController, WorkloadState};
+use crate::workload::owner::expectation_key;
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
 
@@ -147,148 +142,51 @@ impl ManagedController for DaemonSetController {
     }
 }
 
-/// The trigger mapper of an owned kind: the owning DaemonSet, counted as queued.
-fn queued_owner<K: Resource>(
-    shared: &Arc<Shared>,
-) -> impl Fn(&K) -> Option<ObjectRef<DaemonSet>> + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    move |object| {
-        let owner = watch::OWNER.reference_to(object)?;
-        shared.queue.triggered(&reference_key(&owner));
-        Some(owner)
-    }
-}
+impl WorkloadState for Shared {
+    type Owner = DaemonSet;
 
-/// The trigger mapper of nodes: every DaemonSet, counted as queued.
-fn every_daemonset(
-    shared: &Arc<Shared>,
-    daemonsets: Store<DaemonSet>,
-) -> impl Fn(Arc<Node>) -> Vec<ObjectRef<DaemonSet>> + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    move |_node| {
-        daemonsets
-            .state()
-            .iter()
-            .map(|daemonset| {
-                let reference = ObjectRef::from_obj(daemonset.as_ref());
-                shared.queue.triggered(&reference_key(&reference));
-                reference
-            })
-            .collect()
-    }
-}
-
-fn api(client: &Client, namespace: Option<&str>) -> Api<DaemonSet> {
-    match namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    }
-}
-
-/// A deleted DaemonSet is not reconciled again: drop its expectations (and the version of its last status
-/// write) when the watch says so.
-fn forget_deleted(shared: &Shared, event: &watcher::Event<DaemonSet>) {
-    if let watcher::Event::Delete(daemonset) = event {
-        shared.forget_version(&crate::workload::owner::expectation_key("ds", daemonset));
+    /// Drops the DaemonSet's expectations and the version of its last status write.
+    fn forget_deleted(&self, daemonset: &DaemonSet) {
+        self.expectations
+            .forget_version(&expectation_key("ds", daemonset));
         if let Some(uid) = daemonset.uid() {
-            shared.forget(&uid);
+            self.expectations.forget(&uid);
         }
     }
 }
 
 async fn run(config: DaemonSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
-    let client = context.client.clone();
     let shared = Arc::new(Shared::new(
-        client.clone(),
+        context.client.clone(),
         &context.informers,
         context.event_sink(COMPONENT),
         config.options.clone(),
-        context.metrics.clone(),
     ));
-    let pods = owned(
-        watch::OWNER,
-        &context.informers.get::<Pod>(),
-        "pod",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.pods),
-        Arc::clone(&shared),
-    );
-    let revisions = owned(
-        watch::OWNER,
-        &context.informers.get::<ControllerRevision>(),
-        "rev",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.revisions),
-        Arc::clone(&shared),
-    );
     let nodes = watch::node_changes(
         &context.informers.get::<Node>(),
         Arc::clone(&shared.synced.nodes),
     );
-    // The DaemonSet watch is built here (not by `Controller::new`) so that its triggers count in the
-    // queue depth, like those of the owned objects and nodes.
-    let (reader, writer) = reflector::store();
-    let queued = Arc::clone(&shared);
-    let forgetting = Arc::clone(&shared);
-    let daemonsets = reflector(
-        writer,
-        watcher(
-            api(&client, config.namespace.as_deref()),
-            watcher::Config::default(),
-        ),
-    )
-    .inspect_ok(move |event| forget_deleted(&forgetting, event))
-    .applied_objects()
-    .inspect_ok(move |daemonset| queued.queue.triggered(&harness::object_key(daemonset)));
     tracing::info!(
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         workers = config.workers,
         "Advanced DaemonSet controller starting"
     );
-    let completed = Arc::clone(&shared);
-    let controller = Controller::for_stream(daemonsets, reader.clone())
-        .with_config(Config::default().concurrency(config.workers))
-        .watches_shared_stream(pods, {
-            let owner = queued_owner(&shared);
-            move |pod: Arc<Pod>| owner(pod.as_ref())
-        })
-        .watches_shared_stream(revisions, {
-            let owner = queued_owner(&shared);
-            move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
-        })
-        .watches_shared_stream(nodes, every_daemonset(&shared, reader));
-    harness::drive_with(
-        controller,
-        harness::Driver::from(&context),
-        reconcile::reconcile,
-        Arc::clone(&shared),
-        |key| completed.queue.finished(key),
-    )
-    .await;
-    shared.queue.clear();
+    let namespace = config.namespace;
+    WorkloadController::new(watch::OWNER, &context, namespace, &shared.expectations)
+        .owns::<Pod>("pod", &shared.synced.pods)
+        .owns::<ControllerRevision>("rev", &shared.synced.revisions)
+        .triggers_every_owner(nodes)
+        .run(config.workers, reconcile::reconcile, shared)
+        .await;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use axum::http::{Request, Response};
     use serde_json::json;
 
     use super::*;
-    use crate::metrics::Metrics;
-
-    /// A client whose API server answers 404 to everything (the mappers never call it).
-    fn offline_client() -> Client {
-        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
-            Ok::<_, std::convert::Infallible>(
-                Response::builder()
-                    .status(404)
-                    .body(kube::client::Body::empty())
-                    .unwrap(),
-            )
-        });
-        Client::new(service, "default")
-    }
+    use crate::workload::offline_client::offline_client;
 
     fn daemonset(name: &str) -> DaemonSet {
         serde_json::from_value(json!({
@@ -299,64 +197,26 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn owned_pods_trigger_their_daemonset_and_nodes_trigger_every_one() {
-        let metrics = Metrics::new();
-        let shared = Arc::new(Shared::offline(
-            offline_client(),
-            events::EventSink::disabled(),
-            metrics.controller("daemonset"),
-        ));
-        let pod = |owner_api: &str| -> Pod {
-            serde_json::from_value(json!({"metadata": {"name": "agent-x", "namespace": "ns",
-                "ownerReferences": [{"apiVersion": owner_api, "kind": "DaemonSet",
-                    "name": "agent", "uid": "agent-uid", "controller": true}]}}))
-            .unwrap()
-        };
-        let owner = queued_owner::<Pod>(&shared);
-        let reference = owner(&pod("apps.kruise.io/v1alpha1")).unwrap();
-        assert_eq!(reference_key(&reference), "ns/agent");
-        assert!(
-            owner(&pod("apps/v1")).is_none(),
-            "an apps/v1 DaemonSet's pod"
-        );
-        assert_eq!(shared.queue.depth(), 1);
-
-        let (reader, mut writer) = reflector::store::<DaemonSet>();
-        for name in ["agent", "logs"] {
-            writer.apply_watcher_event(&watcher::Event::Apply(daemonset(name)));
-        }
-        let every = every_daemonset(&shared, reader);
-        let mut triggered: Vec<String> = every(Arc::new(Node::default()))
-            .iter()
-            .map(reference_key)
-            .collect();
-        triggered.sort();
-        assert_eq!(triggered, ["ns/agent", "ns/logs"]);
-        assert_eq!(shared.queue.depth(), 2, "agent once, logs once");
-        assert!(
-            metrics
-                .encode()
-                .contains("kruise_manager_queue_depth{controller=\"daemonset\"} 2")
-        );
-    }
-
-    #[tokio::test]
     async fn a_deleted_daemonsets_expectations_are_dropped() {
-        let shared = Shared::offline(
-            offline_client(),
-            events::EventSink::disabled(),
-            Metrics::new().controller("daemonset"),
-        );
-        shared.expect(
+        let shared = Shared::offline(offline_client(), events::EventSink::disabled());
+        let agent = daemonset("agent");
+        let own_key = expectation_key("ds", &agent);
+        shared.expectations.expect(
             "agent-uid",
             crate::expectations::Operation::Create,
             "pod/ns/agent-x",
         );
-        assert!(!shared.satisfied("agent-uid").0);
-        forget_deleted(&shared, &watcher::Event::Apply(daemonset("agent")));
-        assert!(!shared.satisfied("agent-uid").0, "an update keeps them");
-        forget_deleted(&shared, &watcher::Event::Delete(daemonset("agent")));
-        assert!(shared.satisfied("agent-uid").0, "a delete drops them");
+        shared.expectations.expect_version(&own_key, "7");
+        assert!(!shared.expectations.satisfied("agent-uid").0);
+        shared.forget_deleted(&agent);
+        assert!(
+            shared.expectations.satisfied("agent-uid").0,
+            "a delete drops them"
+        );
+        assert!(
+            shared.expectations.version_satisfied(&own_key, "1"),
+            "and the version of its last status write"
+        );
     }
 
     #[test]

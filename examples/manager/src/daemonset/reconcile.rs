@@ -50,7 +50,6 @@ pub async fn reconcile(
     daemonset: Arc<DaemonSet>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
-    shared.queue.started(&object_key(daemonset.as_ref()));
     let mut defaulted = (*daemonset).clone();
     defaulted.apply_defaults();
     reconcile_defaulted(&defaulted, &shared).await
@@ -97,14 +96,14 @@ async fn reconcile_defaulted(
     }
     // The status written last time must show, or the status write below would only meet a 409.
     let own_key = key_of("ds", &namespace, &daemonset.name_any());
-    if !shared.version_satisfied(
+    if !shared.expectations.version_satisfied(
         &own_key,
         daemonset.resource_version().as_deref().unwrap_or(""),
     ) {
         tracing::debug!(daemonset = %key, "waiting for the cache to show the last status write");
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    let (satisfied, pending) = shared.satisfied(&uid);
+    let (satisfied, pending) = shared.expectations.satisfied(&uid);
     if !satisfied {
         tracing::debug!(daemonset = %key, pending, "waiting for creations/deletions to show in the cache");
         return Ok(Action::requeue(EXPECTATION_WAIT));
@@ -117,7 +116,9 @@ async fn reconcile_defaulted(
         .chain(cached_revisions.iter().map(|r| ("rev", r.meta())))
         .any(|(kind, meta)| {
             let object = key_of(kind, &namespace, meta.name.as_deref().unwrap_or(""));
-            !shared.version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
+            !shared
+                .expectations
+                .version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
         });
     if stale {
         tracing::debug!(daemonset = %key, "waiting for the cache to show earlier writes");
@@ -131,14 +132,18 @@ async fn reconcile_defaulted(
     let update_name = ensured.revision.name_any();
     if ensured.created {
         let revision_key = expectation_key("rev", ensured.revision.as_ref());
-        shared.expect(&uid, Operation::Create, &revision_key);
+        shared
+            .expectations
+            .expect(&uid, Operation::Create, &revision_key);
         if shared
             .revisions
             .get(&uid)
             .iter()
             .any(|r| r.name_any() == update_name)
         {
-            shared.observe(&uid, Operation::Create, &revision_key);
+            shared
+                .expectations
+                .observe(&uid, Operation::Create, &revision_key);
         }
         cached_revisions.push(Arc::clone(&ensured.revision));
     } else if let Some(slot) = cached_revisions
@@ -148,7 +153,9 @@ async fn reconcile_defaulted(
     {
         // Renumbered (a rollback to an older template): wait for the cache to show it next time.
         if let Some(version) = ensured.revision.resource_version() {
-            shared.expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
+            shared
+                .expectations
+                .expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
         }
         *slot = Arc::clone(&ensured.revision);
     }
@@ -223,7 +230,7 @@ async fn reconcile_defaulted(
                 source,
             })?;
         if let Some(version) = written.resource_version() {
-            shared.expect_version(&own_key, &version);
+            shared.expectations.expect_version(&own_key, &version);
         }
     }
     let pod_hashes: BTreeSet<&str> = pods

@@ -15,10 +15,7 @@ use kruise_runtime::{Change, Informer};
 use kruise_schedule::daemonset::OWNER_API_VERSION;
 use kube::{Resource, ResourceExt};
 
-use super::context::Shared;
-use crate::expectations::Operation;
 use crate::workload::owner::OwnerKind;
-use crate::workload::watch::ExpectationSink;
 
 /// The owner kind of the objects an Advanced DaemonSet controls (references of either `apps.kruise.io`
 /// version; an `apps/v1` DaemonSet is not ours).
@@ -31,16 +28,6 @@ pub const OWNER: OwnerKind = OwnerKind {
 #[must_use]
 pub fn daemonset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
     OWNER.uid_keys(object)
-}
-
-impl ExpectationSink for Shared {
-    fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        Shared::observe_all(self, seen);
-    }
-
-    fn forget_version(&self, object: &str) {
-        Shared::forget_version(self, object);
-    }
 }
 
 /// The node changes that can move a daemon pod: a node seen for the first time, gone, or with other

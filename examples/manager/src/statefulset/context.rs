@@ -1,11 +1,11 @@
 //! What every reconcile of the Advanced StatefulSet controller shares: the client, the owned-object
-//! indexes, the claim store, the expectations, the event sink, the planner options, the metrics and the
-//! queue depth.
+//! indexes, the claim store, the expectations, the event sink, the planner options and the metrics (the
+//! queue depth is kept by the set-up,
+//! [`WorkloadController`](crate::workload::controller::WorkloadController)).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
@@ -17,15 +17,11 @@ use kruise_runtime::{Indexed, Informer, Informers};
 
 use super::events::EventSink;
 use super::watch::statefulset_uid_keys;
-use crate::expectations::{Expectations, Operation};
+use crate::expectations::{DEFAULT_TIMEOUT, SharedExpectations};
 use crate::metrics::ControllerMetrics;
-use crate::queue_depth::QueueDepth;
 
 /// The name of the informers' index by controlling Advanced StatefulSet UID (pods, revisions).
 pub const OWNER_INDEX: &str = "statefulset-uid";
-
-/// How long an unobserved create or delete blocks its StatefulSet (Kubernetes uses 5 minutes).
-pub const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Whether each owned-object watch has delivered its first full list.
 #[derive(Clone, Debug, Default)]
@@ -54,12 +50,10 @@ pub struct Shared {
     pub options: Options,
     /// Reconcile metrics.
     pub metrics: ControllerMetrics,
-    /// The StatefulSets waiting for or in a reconcile (reported as the queue depth).
-    pub queue: QueueDepth,
-    expectations: Mutex<Expectations>,
+    /// What the reconciles wrote and the watches have not shown yet.
+    pub expectations: Arc<SharedExpectations>,
     /// The invalid spec value last reported for each StatefulSet (by UID), so that it is reported once.
     reported: Mutex<HashMap<String, String>>,
-    started: Instant,
 }
 
 impl Shared {
@@ -85,11 +79,9 @@ impl Shared {
             synced: Synced::default(),
             events,
             options,
-            queue: QueueDepth::new(metrics.clone()),
             metrics,
-            expectations: Mutex::new(Expectations::new(EXPECTATION_TIMEOUT)),
+            expectations: Arc::new(SharedExpectations::new(DEFAULT_TIMEOUT)),
             reported: Mutex::new(HashMap::new()),
-            started: Instant::now(),
         }
     }
 
@@ -124,85 +116,15 @@ impl Shared {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(uid);
-        self.forget(uid);
-    }
-
-    fn with_expectations<T>(&self, f: impl FnOnce(&mut Expectations, Duration) -> T) -> T {
-        let now = self.started.elapsed();
-        let mut expectations = self
-            .expectations
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        f(&mut expectations, now)
-    }
-
-    /// Records that `object` is being created or deleted for the owner `uid`.
-    pub fn expect(&self, uid: &str, operation: Operation, object: &str) {
-        self.with_expectations(|e, now| e.expect(uid, operation, object, now));
-    }
-
-    /// The result of `operation` on `object` was seen (or the operation failed).
-    pub fn observe(&self, uid: &str, operation: Operation, object: &str) {
-        self.with_expectations(|e, _| e.observe(uid, operation, object));
-    }
-
-    /// [`Self::observe`] for each `(uid, operation, object)`.
-    pub fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        if seen.is_empty() {
-            return;
-        }
-        self.with_expectations(|e, _| {
-            for (uid, operation, object) in seen {
-                e.observe(uid, *operation, object);
-            }
-        });
-    }
-
-    /// Whether the owner `uid` may act on the cache, and how many operations are still unobserved.
-    pub fn satisfied(&self, uid: &str) -> (bool, usize) {
-        self.with_expectations(|e, now| (e.satisfied(uid, now), e.pending(uid)))
-    }
-
-    /// Forgets the owner `uid` (it is gone).
-    pub fn forget(&self, uid: &str) {
-        self.with_expectations(|e, _| e.forget(uid));
-    }
-
-    /// After a write returned `resource_version`, the cache must reach it before `object` is trusted.
-    pub fn expect_version(&self, object: &str, resource_version: &str) {
-        self.with_expectations(|e, _| e.expect_version(object, resource_version));
-    }
-
-    /// Whether the cached `object` at `resource_version` is as new as the last write.
-    pub fn version_satisfied(&self, object: &str, resource_version: &str) -> bool {
-        self.with_expectations(|e, _| e.version_satisfied(object, resource_version))
-    }
-
-    /// Drops the version expectation of a deleted object.
-    pub fn forget_version(&self, object: &str) {
-        self.with_expectations(|e, _| e.forget_version(object));
+        self.expectations.forget(uid);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use axum::http::{Request, Response};
-
     use super::*;
     use crate::metrics::Metrics;
-
-    /// A client whose API server answers 404 to everything.
-    fn offline_client() -> Client {
-        let service = tower::service_fn(|_: Request<kube::client::Body>| async {
-            Ok::<_, std::convert::Infallible>(
-                Response::builder()
-                    .status(404)
-                    .body(kube::client::Body::empty())
-                    .unwrap(),
-            )
-        });
-        Client::new(service, "default")
-    }
+    use crate::workload::offline_client::offline_client;
 
     #[tokio::test]
     async fn an_invalid_spec_value_is_reported_once_until_it_changes() {

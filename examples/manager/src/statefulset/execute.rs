@@ -15,11 +15,12 @@ use kube::{Api, Resource, ResourceExt};
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record, Verb};
-use super::request::{Body, PodWrite, pod_writes};
+use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
 use crate::workload::pod_write::failed_test_is_conflict;
+use crate::workload::send_writes::send_writes;
 
 /// The most pod creations (each with its claims) in flight at once: a `Parallel` StatefulSet plans every
 /// missing pod in one pass, and thousands of requests at once would only queue in the client.
@@ -154,7 +155,7 @@ pub async fn execute(
                     .map_err(fail)?;
                 // The next plan waits for the cache to show it (else it would plan the same write).
                 if let Some(version) = written.resource_version() {
-                    shared.expect_version(
+                    shared.expectations.expect_version(
                         &key_of("pvc", subject.namespace, &claim.name_any()),
                         &version,
                     );
@@ -186,9 +187,9 @@ pub async fn execute(
                             source,
                         }
                     })?;
-                let sent = send_writes(shared, &pods, pod, &writes).await;
+                let sent = send_writes(&shared.expectations, &pods, pod, &writes).await;
                 record_pod_write(shared, subject, kind, pod, sent.as_ref().err());
-                executed.patched += sent.map_err(fail)?;
+                executed.patched += sent.map_err(fail)?.writes;
             }
         }
     }
@@ -294,7 +295,9 @@ async fn create_one(
         create_claim(shared, subject, claims, claim, &name).await?;
     }
     let key = key_of("pod", subject.namespace, &name);
-    shared.expect(subject.uid, Operation::Create, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Create, &key);
     match actions::create(pods, pod).await {
         Ok(_) => {
             shared.events.record(
@@ -308,7 +311,9 @@ async fn create_one(
             Ok(())
         }
         Err(error) => {
-            shared.observe(subject.uid, Operation::Create, &key);
+            shared
+                .expectations
+                .observe(subject.uid, Operation::Create, &key);
             record_failure(shared, subject, &error, || {
                 Record::pod_failed(Verb::Create, &name, subject.name, &error).about(
                     "Pod",
@@ -329,9 +334,13 @@ async fn delete_pod(
 ) -> Result<(), ActionError> {
     let name = pod.name_any();
     let key = key_of("pod", subject.namespace, &name);
-    shared.expect(subject.uid, Operation::Delete, &key);
+    shared
+        .expectations
+        .expect(subject.uid, Operation::Delete, &key);
     if let Err(error) = actions::delete(pods, pod).await {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
         record_failure(shared, subject, &error, || {
             Record::pod_failed(Verb::Delete, &name, subject.name, &error).about(
                 "Pod",
@@ -348,7 +357,9 @@ async fn delete_pod(
         .iter()
         .any(|cached| cached.name_any() == name && cached.meta().deletion_timestamp.is_none());
     if !still_cached {
-        shared.observe(subject.uid, Operation::Delete, &key);
+        shared
+            .expectations
+            .observe(subject.uid, Operation::Delete, &key);
     }
     shared.events.record(
         subject.reference,
@@ -389,7 +400,9 @@ async fn expand_claim(
     {
         Ok(written) => {
             if let Some(version) = written.resource_version() {
-                shared.expect_version(&key_of("pvc", subject.namespace, &name), &version);
+                shared
+                    .expectations
+                    .expect_version(&key_of("pvc", subject.namespace, &name), &version);
             }
             shared.events.record(
                 subject.reference,
@@ -467,45 +480,4 @@ async fn write_claim_owners(
     actions::patch::<PersistentVolumeClaim, ()>(api, &object, &name, None, &Patch::Json(patch))
         .await
         .map_err(failed_test_is_conflict)
-}
-
-/// Sends the writes of one action in order; records the final `resourceVersion` as an expectation.
-async fn send_writes(
-    shared: &Shared,
-    api: &Api<Pod>,
-    pod: &Pod,
-    writes: &[PodWrite],
-) -> Result<usize, ActionError> {
-    let name = pod.name_any();
-    let namespace = pod.namespace().unwrap_or_default();
-    let object = format!("{namespace}/{name}");
-    let mut last_version = None;
-    for write in writes {
-        let updated: Pod = match &write.body {
-            Body::Json(patch) => actions::patch(
-                api,
-                &object,
-                &name,
-                write.subresource,
-                &Patch::Json::<()>(patch.clone()),
-            )
-            .await
-            .map_err(failed_test_is_conflict)?,
-            Body::StrategicMerge(patch) => {
-                actions::patch(
-                    api,
-                    &object,
-                    &name,
-                    write.subresource,
-                    &Patch::Strategic(patch),
-                )
-                .await?
-            }
-        };
-        last_version = updated.metadata.resource_version;
-    }
-    if let Some(version) = last_version {
-        shared.expect_version(&key_of("pod", &namespace, &name), &version);
-    }
-    Ok(writes.len())
 }

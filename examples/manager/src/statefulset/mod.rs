@@ -35,21 +35,15 @@ pub mod watch;
 
 use std::sync::Arc;
 
-use futures::TryStreamExt;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::StatefulSet;
 use kruise_schedule::statefulset::Options;
-use kube::runtime::Controller;
-use kube::runtime::controller::Config;
-use kube::runtime::reflector::{self, ObjectRef, reflector};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Resource, ResourceExt};
+use kube::ResourceExt;
 
 use self::context::Shared;
 use self::events::COMPONENT;
-use crate::workload::watch::owned;
-use kruise_runtime::harness::{self, reference_key};
+use crate::workload::controller::{WorkloadController, WorkloadState};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
 
@@ -137,94 +131,42 @@ impl ManagedController for StatefulSetController {
     }
 }
 
-/// The trigger mapper of an owned kind: the owning StatefulSet, counted as queued.
-fn queued_owner<K: Resource>(
-    shared: &Arc<Shared>,
-) -> impl Fn(&K) -> Option<ObjectRef<StatefulSet>> + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    move |object| {
-        let owner = watch::OWNER.reference_to(object)?;
-        shared.queue.triggered(&reference_key(&owner));
-        Some(owner)
-    }
-}
+impl WorkloadState for Shared {
+    type Owner = StatefulSet;
 
-/// A deleted StatefulSet is not reconciled again: drop its expectations when the watch says so.
-fn forget_deleted(shared: &Shared, event: &watcher::Event<StatefulSet>) {
-    if let watcher::Event::Delete(set) = event
-        && let Some(uid) = set.uid()
-    {
-        shared.forget_statefulset(&uid);
+    /// Drops the StatefulSet's expectations and invalid spec reports.
+    fn forget_deleted(&self, set: &StatefulSet) {
+        if let Some(uid) = set.uid() {
+            self.forget_statefulset(&uid);
+        }
     }
 }
 
 async fn run(config: StatefulSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
-    let client = context.client.clone();
     let shared = Arc::new(Shared::new(
-        client.clone(),
+        context.client.clone(),
         &context.informers,
         context.event_sink(COMPONENT),
         config.options.clone(),
         context.metrics.clone(),
     ));
-    let pods = owned(
-        watch::OWNER,
-        &context.informers.get::<Pod>(),
-        "pod",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.pods),
-        Arc::clone(&shared),
-    );
-    let revisions = owned(
-        watch::OWNER,
-        &context.informers.get::<ControllerRevision>(),
-        "rev",
-        config.namespace.clone(),
-        Arc::clone(&shared.synced.revisions),
-        Arc::clone(&shared),
-    );
-    let api: Api<StatefulSet> = match config.namespace.as_deref() {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    };
-    let (reader, writer) = reflector::store();
-    let queued = Arc::clone(&shared);
-    let forgetting = Arc::clone(&shared);
-    let sets = reflector(writer, watcher(api, watcher::Config::default()))
-        .inspect_ok(move |event| forget_deleted(&forgetting, event))
-        .applied_objects()
-        .inspect_ok(move |set| queued.queue.triggered(&harness::object_key(set)));
     tracing::info!(
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         workers = config.workers,
         gates = %config.options,
         "Advanced StatefulSet controller starting"
     );
-    let completed = Arc::clone(&shared);
-    let controller = Controller::for_stream(sets, reader)
-        .with_config(Config::default().concurrency(config.workers))
-        .watches_shared_stream(pods, {
-            let owner = queued_owner(&shared);
-            move |pod: Arc<Pod>| owner(pod.as_ref())
-        })
-        .watches_shared_stream(revisions, {
-            let owner = queued_owner(&shared);
-            move |revision: Arc<ControllerRevision>| owner(revision.as_ref())
-        });
+    let namespace = config.namespace;
     // Claims (bound, expanded, growing): `status.volumeClaims` and `OnPodRollingUpdate` follow them.
-    let controller = controller.watches_shared_stream(
-        shared.claims.objects(),
-        watch::queued_claim_owners(&shared, config.namespace.clone()),
-    );
-    harness::drive_with(
-        controller,
-        harness::Driver::from(&context),
-        reconcile::reconcile,
-        Arc::clone(&shared),
-        |key| completed.queue.finished(key),
-    )
-    .await;
-    shared.queue.clear();
+    let claims_namespace = namespace.clone();
+    WorkloadController::new(watch::OWNER, &context, namespace, &shared.expectations)
+        .owns::<Pod>("pod", &shared.synced.pods)
+        .owns::<ControllerRevision>("rev", &shared.synced.revisions)
+        .triggers_named_owners(shared.claims.objects(), move |claim| {
+            watch::claim_owners(claim, claims_namespace.as_deref())
+        })
+        .run(config.workers, reconcile::reconcile, shared)
+        .await;
     Ok(())
 }
 

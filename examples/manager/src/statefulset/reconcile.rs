@@ -48,7 +48,6 @@ pub async fn reconcile(
     set: Arc<StatefulSet>,
     shared: Arc<Shared>,
 ) -> Result<Action, ReconcileError> {
-    shared.queue.started(&object_key(set.as_ref()));
     // Decide on the object as upstream's defaulting webhook would have stored it: unset strategy fields,
     // the pod template defaults (revision names are computed from the defaulted template, as upstream's
     // are), the claim retention policy. Set fields are never changed.
@@ -132,7 +131,7 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
     if !shared.all_synced() {
         return Ok(Action::requeue(CACHE_WAIT));
     }
-    let (satisfied, pending) = shared.satisfied(&uid);
+    let (satisfied, pending) = shared.expectations.satisfied(&uid);
     if !satisfied {
         tracing::debug!(statefulset = %key, pending, "waiting for creations/deletions to show in the cache");
         return Ok(Action::requeue(Duration::from_secs(5)));
@@ -145,7 +144,9 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
         .chain(cached_revisions.iter().map(|r| ("rev", r.meta())))
         .any(|(kind, meta)| {
             let object = key_of(kind, &namespace, meta.name.as_deref().unwrap_or(""));
-            !shared.version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
+            !shared
+                .expectations
+                .version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
         });
     if stale {
         tracing::debug!(statefulset = %key, "waiting for the cache to show earlier writes");
@@ -159,14 +160,18 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
     let update_name = ensured.revision.name_any();
     if ensured.created {
         let revision_key = expectation_key("rev", ensured.revision.as_ref());
-        shared.expect(&uid, Operation::Create, &revision_key);
+        shared
+            .expectations
+            .expect(&uid, Operation::Create, &revision_key);
         if shared
             .revisions
             .get(&uid)
             .iter()
             .any(|r| r.name_any() == update_name)
         {
-            shared.observe(&uid, Operation::Create, &revision_key);
+            shared
+                .expectations
+                .observe(&uid, Operation::Create, &revision_key);
         }
         cached_revisions.push(Arc::clone(&ensured.revision));
     } else if let Some(slot) = cached_revisions
@@ -176,7 +181,9 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
     {
         // Renumbered (a rollback to an older template): wait for the cache to show it next time.
         if let Some(version) = ensured.revision.resource_version() {
-            shared.expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
+            shared
+                .expectations
+                .expect_version(&expectation_key("rev", ensured.revision.as_ref()), &version);
         }
         *slot = Arc::clone(&ensured.revision);
     }
@@ -194,7 +201,7 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
     let claims = claims_of(shared, set, &namespace, &ordinals);
     let stale_claim = claims.iter().any(|claim| {
         let object = key_of("pvc", &namespace, &claim.name_any());
-        !shared.version_satisfied(
+        !shared.expectations.version_satisfied(
             &object,
             claim.metadata.resource_version.as_deref().unwrap_or(""),
         )

@@ -7,8 +7,6 @@
 //! and its changes (the capacity growing) trigger that StatefulSet, other claims the StatefulSets their
 //! names may belong to ([`claim_owners`]).
 
-use std::sync::Arc;
-
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kruise_api::apps::v1beta1::StatefulSet;
 use kruise_api::keys::statefulset::OWNED_BY_ASTS_ANNOTATION;
@@ -16,11 +14,7 @@ use kruise_schedule::statefulset::OWNER_API_VERSION;
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
-use super::context::Shared;
-use crate::expectations::Operation;
 use crate::workload::owner::OwnerKind;
-use crate::workload::watch::ExpectationSink;
-use kruise_runtime::harness::reference_key;
 
 /// The owner kind of the objects an Advanced StatefulSet controls (references of either
 /// `apps.kruise.io` version; native `apps` StatefulSets are not its own).
@@ -39,8 +33,8 @@ pub fn statefulset_uid_keys<K: Resource>(object: &K) -> Vec<String> {
 /// The StatefulSets a claim's change may concern, in the claim's namespace (`None` elsewhere when
 /// `namespace` is given): the one its `apps.kruise.io/owned-by-asts` annotation names (upstream writes it
 /// on the claims it expands), else each `<set>` its name `<template>-<set>-<ordinal>` can be read as (so
-/// that `status.volumeClaims` follows a claim being bound or growing; a name that is no StatefulSet is not
-/// reconciled).
+/// that `status.volumeClaims` follows a claim being bound or growing; names that are no StatefulSet are
+/// dropped by [`WorkloadController::triggers_named_owners`](crate::workload::controller::WorkloadController::triggers_named_owners)).
 #[must_use]
 pub fn claim_owners(
     claim: &PersistentVolumeClaim,
@@ -74,31 +68,6 @@ pub fn claim_owners(
         .filter(|set| !set.is_empty())
         .map(reference)
         .collect()
-}
-
-/// The trigger mapper of claims: [`claim_owners`], counted as queued.
-pub fn queued_claim_owners(
-    shared: &Arc<Shared>,
-    namespace: Option<String>,
-) -> impl Fn(Arc<PersistentVolumeClaim>) -> Vec<ObjectRef<StatefulSet>> + Send + Sync + 'static {
-    let shared = Arc::clone(shared);
-    move |claim| {
-        let owners = claim_owners(&claim, namespace.as_deref());
-        for owner in &owners {
-            shared.queue.triggered(&reference_key(owner));
-        }
-        owners
-    }
-}
-
-impl ExpectationSink for Shared {
-    fn observe_all(&self, seen: &[(String, Operation, String)]) {
-        Shared::observe_all(self, seen);
-    }
-
-    fn forget_version(&self, object: &str) {
-        Shared::forget_version(self, object);
-    }
 }
 
 #[cfg(test)]

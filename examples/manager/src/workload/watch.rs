@@ -9,7 +9,7 @@ use kruise_runtime::{Change, Informer};
 use kube::Resource;
 
 use super::owner::{OwnerKind, expectation_key};
-use crate::expectations::Operation;
+use crate::expectations::{Operation, SharedExpectations};
 
 /// Where a controller records what its watches saw: the create/delete expectations an object satisfies,
 /// and the objects gone from the cluster.
@@ -19,6 +19,16 @@ pub trait ExpectationSink: Send + Sync + 'static {
 
     /// Forgets the resource version expected for the object keyed `object` (it is gone).
     fn forget_version(&self, object: &str);
+}
+
+impl ExpectationSink for SharedExpectations {
+    fn observe_all(&self, seen: &[(String, Operation, String)]) {
+        SharedExpectations::observe_all(self, seen);
+    }
+
+    fn forget_version(&self, object: &str) {
+        SharedExpectations::forget_version(self, object);
+    }
 }
 
 /// The objects of a shared informer (in `namespace` only, if given) controlled by `owner` kind as the
