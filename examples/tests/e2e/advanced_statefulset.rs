@@ -9,9 +9,12 @@
 //! ordinals and, with `whenScaled: Delete`, their claims; with `whenDeleted: Delete`, claims kept on
 //! scale-down and deleted with the StatefulSet; a v1alpha1 StatefulSet through the conversion webhook,
 //! its status read back in v1alpha1; a preDelete hook holding a scale-down until released; a killed
-//! manager restarted mid-rollout finishing it with the same pods.
+//! manager restarted mid-rollout finishing it with the same pods; with `volumeClaimUpdateStrategy:
+//! OnPodRollingUpdate` (gate `StatefulSetAutoResizePVCGate`), each pod's claim expanded before the pod is
+//! updated and the pod updated only once the claim has grown (the test plays the storage system), and a
+//! refused expansion (StorageClass without `allowVolumeExpansion`) reported and holding the rollout.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use anyhow::{Result, bail, ensure};
@@ -24,6 +27,9 @@ use serde_json::{Value, json};
 use crate::asts_env::{
     ROLLOUT_WAIT, create, images, manager, patch, running, sets, start, start_with, statefulset,
     wait_rolled_out,
+};
+use crate::asts_storage::{
+    bind_claims, claims, describe_claims, requested, set_capacity, storage_class,
 };
 use crate::cloneset_env::{
     Env, ManagerHandle, describe, identities, is_ready, lifecycle, restarts, revision,
@@ -759,6 +765,250 @@ async fn in_place_only_grace(env: &Env) -> Result<()> {
     ensure!(
         identities(&before) == identities(&after),
         "InPlaceOnly recreated pods"
+    );
+    Ok(())
+}
+
+pub async fn advanced_statefulset_volume_claims_resize_on_rolling_update(
+    cluster: &Cluster,
+) -> Result<()> {
+    let env = start_with(
+        cluster,
+        "e2e-asts-resize",
+        "asts-resize",
+        &["--statefulset-feature-gates=StatefulSetAutoResizePVCGate=true"],
+    )
+    .await?;
+    let result = async {
+        resize_on_rolling_update(&env).await?;
+        expansion_refused(&env).await
+    }
+    .await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+/// `name`: 3 pods (`Parallel`) at `nginx:1.25`, each with a claim `data` of `storage` in `class`, claims
+/// resized on rolling update.
+fn claimed_spec(class: &str, storage: &str) -> Value {
+    json!({
+        "podManagementPolicy": "Parallel",
+        "volumeClaimUpdateStrategy": {"type": "OnPodRollingUpdate"},
+        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+            "storageClassName": class, "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": storage}}}}],
+    })
+}
+
+/// Creates `name` with bound claims of `class` and waits for its 3 pods; returns their UIDs by name.
+async fn roll_out_with_bound_claims(
+    env: &Env,
+    name: &str,
+    class: &str,
+) -> Result<BTreeMap<String, String>> {
+    create(
+        env,
+        statefulset(name, 3, "nginx:1.25", claimed_spec(class, "1Gi")),
+    )
+    .await?;
+    let claims: Vec<String> = (0..3).map(|i| format!("data-{name}-{i}")).collect();
+    let claims: Vec<&str> = claims.iter().map(String::as_str).collect();
+    bind_claims(env, &claims).await?;
+    let pods: Vec<String> = (0..3).map(|i| format!("{name}-{i}")).collect();
+    let pods: Vec<&str> = pods.iter().map(String::as_str).collect();
+    let pods = wait_rolled_out(env, name, name, &pods, "main", "nginx:1.25").await?;
+    Ok(pods
+        .iter()
+        .map(|p| (p.name_any(), p.uid().unwrap_or_default()))
+        .collect())
+}
+
+/// Raises the claim template of `name` to 2Gi and its image to `nginx:1.26`.
+async fn raise_storage_and_image(env: &Env, name: &str, class: &str) -> Result<()> {
+    let mut spec = claimed_spec(class, "2Gi");
+    spec["template"] = json!({"spec": {"containers": [{"name": "main", "image": "nginx:1.26"}]}});
+    patch(env, name, json!({"spec": spec})).await?;
+    Ok(())
+}
+
+/// `status.volumeClaims` of `name` as `(template, compatible, compatible ready)`.
+async fn claim_counts(env: &Env, name: &str) -> Result<Vec<(String, i32, i32)>> {
+    let status = sets(env).get(name).await?.status.unwrap_or_default();
+    Ok(status
+        .volume_claims
+        .into_iter()
+        .map(|c| {
+            (
+                c.volume_claim_name,
+                c.compatible_replicas,
+                c.compatible_ready_replicas,
+            )
+        })
+        .collect())
+}
+
+async fn wait_claim_counts(env: &Env, name: &str, compatible: i32, ready: i32) -> Result<()> {
+    let want = vec![("data".to_owned(), compatible, ready)];
+    wait_for(
+        &format!("{name}: status.volumeClaims {want:?}"),
+        ROLLOUT_WAIT,
+        || async {
+            let counts = claim_counts(env, name).await?;
+            if counts == want {
+                return Ok(Some(()));
+            }
+            bail!("status.volumeClaims {counts:?}")
+        },
+    )
+    .await
+}
+
+/// Fails unless each pod of `old` that is not `except` still runs with its UID at `nginx:1.25`.
+async fn ensure_untouched(
+    env: &Env,
+    label: &str,
+    old: &BTreeMap<String, String>,
+    except: &[String],
+) -> Result<()> {
+    let pods = env.pods(label).await?;
+    for (name, uid) in old.iter().filter(|(name, _)| !except.contains(name)) {
+        let pod = pods.iter().find(|p| &p.name_any() == name);
+        ensure!(
+            pod.is_some_and(|p| p.uid().as_deref() == Some(uid)
+                && running(p, "main").as_deref() == Some("nginx:1.25")),
+            "{name} was updated while its claims were not ready: {:?}; claims {:?}",
+            images(&pods, "main"),
+            describe_claims(env).await?
+        );
+    }
+    Ok(())
+}
+
+async fn resize_on_rolling_update(env: &Env) -> Result<()> {
+    let class = format!("{}-expandable", env.namespace);
+    storage_class(env, &class, true).await?;
+    let old = roll_out_with_bound_claims(env, "db", &class).await?;
+    wait_claim_counts(env, "db", 3, 3).await?;
+    raise_storage_and_image(env, "db", &class).await?;
+    let mut updated: Vec<String> = Vec::new();
+    // maxUnavailable 1, from the highest ordinal down: one pod's claim at a time.
+    for ordinal in [2, 1, 0] {
+        let pod = format!("db-{ordinal}");
+        let claim = format!("data-db-{ordinal}");
+        // The claim is expanded before its pod is touched ...
+        wait_for(
+            &format!("{claim} expanded to 2Gi"),
+            ROLLOUT_WAIT,
+            || async {
+                let found = claims(env).get(&claim).await?;
+                Ok((requested(&found) == Some("2Gi")).then_some(()))
+            },
+        )
+        .await?;
+        ensure_untouched(env, "db", &old, &updated).await?;
+        let done = i32::try_from(updated.len())?;
+        wait_claim_counts(env, "db", done + 1, done).await?;
+        // ... and the rollout waits while the capacity is the old one.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        ensure_untouched(env, "db", &old, &updated).await?;
+        let expanded: Vec<String> = claims(env)
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .filter(|c| requested(c) == Some("2Gi"))
+            .map(ResourceExt::name_any)
+            .collect();
+        ensure!(
+            expanded.len() == updated.len() + 1,
+            "only {claim} is expanded while it grows: {:?}",
+            describe_claims(env).await?
+        );
+        // The test, as the resizer, grows the volume: the pod is updated.
+        set_capacity(env, &claim, "2Gi").await?;
+        let old_uid = old.get(&pod).cloned().unwrap_or_default();
+        wait_for(
+            &format!("{pod} recreated at nginx:1.26"),
+            ROLLOUT_WAIT,
+            || async {
+                let pods = env.pods("db").await?;
+                Ok(pods
+                    .iter()
+                    .any(|p| {
+                        p.name_any() == pod
+                            && p.uid().as_deref() != Some(old_uid.as_str())
+                            && is_ready(p)
+                            && running(p, "main").as_deref() == Some("nginx:1.26")
+                    })
+                    .then_some(()))
+            },
+        )
+        .await?;
+        updated.push(pod);
+    }
+    wait_rolled_out(
+        env,
+        "db",
+        "db",
+        &["db-0", "db-1", "db-2"],
+        "main",
+        "nginx:1.26",
+    )
+    .await?;
+    wait_claim_counts(env, "db", 3, 3).await?;
+    let expanded = claims(env).get("data-db-2").await?;
+    ensure!(
+        expanded
+            .annotations()
+            .get("apps.kruise.io/owned-by-asts")
+            .map(String::as_str)
+            == Some("db"),
+        "upstream's annotation on an expanded claim: {:?}",
+        expanded.annotations()
+    );
+    let reasons = env.event_reasons("db").await?;
+    ensure!(
+        reasons
+            .iter()
+            .any(|(reason, message)| reason == "SuccessfulResize"
+                && message == "resize Claim data-db-2 Pod db-2 in StatefulSet db success"),
+        "upstream's Event for an expansion: {reasons:?}"
+    );
+    Ok(())
+}
+
+/// A StorageClass without `allowVolumeExpansion`: the API server refuses the expansion, a Warning Event
+/// says so, and no pod is updated.
+async fn expansion_refused(env: &Env) -> Result<()> {
+    let class = format!("{}-fixed", env.namespace);
+    storage_class(env, &class, false).await?;
+    let old = roll_out_with_bound_claims(env, "fixed", &class).await?;
+    raise_storage_and_image(env, "fixed", &class).await?;
+    let message = wait_for(
+        "a FailedResize Warning Event about data-fixed-2",
+        ROLLOUT_WAIT,
+        || async {
+            let reasons = env.event_reasons("fixed").await?;
+            Ok(reasons
+                .into_iter()
+                .find(|(reason, message)| {
+                    reason == "FailedResize" && message.contains("Claim data-fixed-2 ")
+                })
+                .map(|(_, message)| message))
+        },
+    )
+    .await?;
+    ensure!(
+        message.contains("storageclass that provisions the pvc must support resize"),
+        "the API server's message in the Event: {message}"
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    ensure_untouched(env, "fixed", &old, &[]).await?;
+    let refused = claims(env).get("data-fixed-2").await?;
+    ensure!(
+        requested(&refused) == Some("1Gi"),
+        "the refused claim keeps its size: {:?}",
+        describe_claims(env).await?
     );
     Ok(())
 }

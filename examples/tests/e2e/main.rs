@@ -21,6 +21,7 @@ mod advanced_daemonset;
 mod advanced_statefulset;
 mod api_server_restart;
 mod asts_env;
+mod asts_storage;
 mod audit_log;
 mod cloneset_bounds;
 mod cloneset_env;
@@ -205,6 +206,16 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         |c| {
             Box::pin(
                 advanced_statefulset::advanced_statefulset_v1alpha1_through_the_conversion_webhook(
+                    c,
+                ),
+            )
+        },
+    ),
+    (
+        "advanced_statefulset_volume_claims_resize_on_rolling_update",
+        |c| {
+            Box::pin(
+                advanced_statefulset::advanced_statefulset_volume_claims_resize_on_rolling_update(
                     c,
                 ),
             )

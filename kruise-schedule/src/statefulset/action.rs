@@ -35,27 +35,41 @@ pub enum SpecificKind {
         /// The owner references it should have.
         owner_references: Vec<OwnerReference>,
     },
+    /// Raise this claim's `spec.resources.requests.storage` to its template's (`volumeClaimUpdateStrategy:
+    /// OnPodRollingUpdate`; upstream `TryPatchPVC`), and mark it with the annotation
+    /// `apps.kruise.io/owned-by-asts: <StatefulSet name>` so that its changes reach the StatefulSet.
+    ExpandClaim {
+        /// Index into the input claims.
+        claim: usize,
+        /// Index into the input pods: the pod the claim belongs to (for the Event; the write is the
+        /// claim's).
+        pod: usize,
+        /// The storage request to write, as the template spells it.
+        storage: String,
+    },
 }
 
 impl SpecificAction for SpecificKind {
-    /// `updateIdentity` or `updateClaimOwners`.
+    /// `updateIdentity`, `updateClaimOwners` or `expandClaim`.
     fn name(&self) -> &'static str {
         match self {
             Self::UpdateIdentity { .. } => "updateIdentity",
             Self::UpdateClaimOwners { .. } => "updateClaimOwners",
+            Self::ExpandClaim { .. } => "expandClaim",
         }
     }
 
+    /// The pod written to: only [`SpecificKind::UpdateIdentity`] writes a pod.
     fn pod(&self) -> Option<usize> {
         match self {
             Self::UpdateIdentity { pod, .. } => Some(*pod),
-            Self::UpdateClaimOwners { .. } => None,
+            Self::UpdateClaimOwners { .. } | Self::ExpandClaim { .. } => None,
         }
     }
 
     fn claim(&self) -> Option<usize> {
         match self {
-            Self::UpdateClaimOwners { claim, .. } => Some(*claim),
+            Self::UpdateClaimOwners { claim, .. } | Self::ExpandClaim { claim, .. } => Some(*claim),
             Self::UpdateIdentity { .. } => None,
         }
     }
@@ -122,6 +136,14 @@ pub enum Rule {
         /// Its slot index.
         slot: i64,
     },
+    /// `volumeClaimUpdateStrategy: OnPodRollingUpdate`: a claim of a pod the rolling update is about to
+    /// update requests less storage than its template; it is expanded first.
+    ExpandClaim {
+        /// The pod's slot index.
+        slot: i64,
+        /// The volume claim template's name.
+        template: String,
+    },
     /// A pod chosen by the rolling update.
     Update {
         /// Its 1-based position in the update order.
@@ -163,6 +185,7 @@ impl PlanRule for Rule {
             Self::ClaimRetention => "claim-retention",
             Self::Condemned { .. } => "condemned",
             Self::SpecifiedDelete { .. } => "specified-delete",
+            Self::ExpandClaim { .. } => "expand-claim",
             Self::Update { .. } => "update",
         }
     }
@@ -215,6 +238,10 @@ impl fmt::Display for Rule {
             Self::SpecifiedDelete { slot } => write!(
                 f,
                 "labelled apps.kruise.io/specified-delete (slot {slot}); not limited by the partition"
+            ),
+            Self::ExpandClaim { slot, template } => write!(
+                f,
+                "volumeClaimUpdateStrategy OnPodRollingUpdate: the claim of template {template} requests less storage than the template; expanded before the pod (slot {slot}) is updated"
             ),
             Self::Update {
                 position,

@@ -52,6 +52,34 @@ pub enum Error {
         /// The claim's name.
         claim: String,
     },
+    /// A storage quantity of a volume claim template or of a claim does not parse.
+    #[error("StatefulSet {set}: {field}: {source}")]
+    InvalidStorage {
+        /// `namespace/name` of the StatefulSet.
+        set: String,
+        /// Where the value is: `spec.volumeClaimTemplates[<name>].spec.resources.requests.storage`, or the
+        /// claim's name and field.
+        field: String,
+        /// The value.
+        value: String,
+        /// Why it does not parse.
+        #[source]
+        source: kruise_inplace::quantity::QuantityError,
+    },
+    /// `volumeClaimUpdateStrategy: OnPodRollingUpdate`: a claim differs from its template in more than its
+    /// size (storage class or access modes), so it cannot be expanded; it waits to be deleted (upstream's
+    /// reconcile error `contains diff other than spec resource, wait pvc to be deleted`).
+    #[error(
+        "StatefulSet {set}: PersistentVolumeClaim {claim} differs from volume claim template {template} in more than its storage request; it cannot be updated, delete it (with its pod) to recreate it"
+    )]
+    ClaimNotExpandable {
+        /// `namespace/name` of the StatefulSet.
+        set: String,
+        /// The claim's name.
+        claim: String,
+        /// The template's name.
+        template: String,
+    },
     /// A lifecycle decision failed (for example an in-place update asked in `PreparingDelete`).
     #[error(transparent)]
     Lifecycle(#[from] kruise_lifecycle::Error),

@@ -23,7 +23,11 @@
 //!    1), and update the pods at slot indexes from the highest down to the **partition** (or, with
 //!    `unorderedUpdate`, by priority, keeping `partition` pods old), in place (`InPlaceIfPossible`,
 //!    `InPlaceOnly`, through the inPlaceUpdate hook) or by deletion, until `maxUnavailable` pods are
-//!    unavailable.
+//!    unavailable. With gate `StatefulSetAutoResizePVCGate` and `volumeClaimUpdateStrategy.type:
+//!    OnPodRollingUpdate`, a pod's claims that request less storage than their templates are expanded
+//!    first, and the pod waits (counted unavailable) until each claim has the capacity it requests.
+//! 5. **Status**, including `volumeClaims`: per template, the pods whose claim requests at least the
+//!    template's storage, and of those the ones whose claim also has that capacity ([`claim_fit`]).
 //!
 //! The plan refers to existing pods and claims by index and never clones them; only new objects are built.
 //! A controller executes the actions in order and plans again after the writes are observed.
@@ -73,6 +77,7 @@ mod retention;
 mod scale;
 mod status;
 mod update;
+mod volume_claims;
 mod wait;
 
 pub use action::{Action, ActionKind, Condemned, Rule, SpecificKind};
@@ -81,6 +86,7 @@ pub use error::Error;
 pub use input::{PlanInput, Revisions};
 pub use options::{FeatureGateError, Options};
 pub use plan::{Plan, plan};
+pub use volume_claims::{ClaimFit, UnparsableClaim, claim_fit};
 pub use wait::Wait;
 
 pub use crate::planning::{PlanRule, Target, UpdateHow};

@@ -22,6 +22,10 @@ pub struct Options {
     /// Gate `PreparingUpdateAsUpdate` (default off): `PreparingUpdate` pods count as updated where upstream
     /// uses `IsPodUpdate` (the unordered update order and the revision of new pods under `unorderedUpdate`).
     pub preparing_update_as_update: bool,
+    /// Gate `StatefulSetAutoResizePVCGate` (default off): with `volumeClaimUpdateStrategy.type:
+    /// OnPodRollingUpdate`, a pod's claims are expanded to their templates' storage, and must have that
+    /// capacity, before the rolling update updates the pod.
+    pub auto_resize_pvc: bool,
     /// The in-place update gates.
     pub in_place: FeatureGates,
     /// Lifecycle switches.
@@ -35,6 +39,7 @@ impl Default for Options {
             pod_index_label: true,
             auto_delete_pvc: true,
             preparing_update_as_update: false,
+            auto_resize_pvc: false,
             in_place: FeatureGates::default(),
             lifecycle: kruise_lifecycle::Options::default(),
         }
@@ -50,12 +55,15 @@ impl Options {
     pub const AUTO_DELETE_PVC: &'static str = "StatefulSetAutoDeletePVC";
     /// Upstream's name of [`Options::preparing_update_as_update`].
     pub const PREPARING_UPDATE_AS_UPDATE: &'static str = "PreparingUpdateAsUpdate";
+    /// Upstream's name of [`Options::auto_resize_pvc`].
+    pub const AUTO_RESIZE_PVC: &'static str = "StatefulSetAutoResizePVCGate";
     /// Every gate name [`Options::set_gate`] knows.
-    pub const GATE_NAMES: [&'static str; 7] = [
+    pub const GATE_NAMES: [&'static str; 8] = [
         Self::START_ORDINAL,
         Self::POD_INDEX_LABEL,
         Self::AUTO_DELETE_PVC,
         Self::PREPARING_UPDATE_AS_UPDATE,
+        Self::AUTO_RESIZE_PVC,
         FeatureGates::ENV_FROM_METADATA,
         FeatureGates::VERTICAL_SCALING,
         FeatureGates::RECREATE_ON_VCT_CHANGE,
@@ -96,6 +104,7 @@ impl FeatureGateSet for Options {
             Self::POD_INDEX_LABEL => self.pod_index_label = enabled,
             Self::AUTO_DELETE_PVC => self.auto_delete_pvc = enabled,
             Self::PREPARING_UPDATE_AS_UPDATE => self.preparing_update_as_update = enabled,
+            Self::AUTO_RESIZE_PVC => self.auto_resize_pvc = enabled,
             _ => return self.in_place.set_known_gate(name, enabled),
         }
         true
@@ -107,7 +116,7 @@ impl fmt::Display for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}={},{}={},{}={},{}={},{}",
+            "{}={},{}={},{}={},{}={},{}={},{}",
             Self::START_ORDINAL,
             self.start_ordinal,
             Self::POD_INDEX_LABEL,
@@ -116,6 +125,8 @@ impl fmt::Display for Options {
             self.auto_delete_pvc,
             Self::PREPARING_UPDATE_AS_UPDATE,
             self.preparing_update_as_update,
+            Self::AUTO_RESIZE_PVC,
+            self.auto_resize_pvc,
             self.in_place
         )
     }

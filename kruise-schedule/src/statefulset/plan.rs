@@ -21,6 +21,7 @@ use super::health::Health;
 use super::input::PlanInput;
 use super::ordinals::{InvalidReserveOrdinal, OrdinalRange, ReservedOrdinals, ordinal_of};
 use super::pass::Pass;
+use super::volume_claims::ClaimTemplates;
 use super::wait::Wait;
 use super::{scale, status, update};
 use crate::planning::Target;
@@ -77,6 +78,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) update_options: UpdateOptions,
     pub(crate) health: Vec<Health>,
     claims: HashMap<&'a str, usize>,
+    /// The volume claim templates with their parsed storage requests.
+    pub(crate) claim_templates: ClaimTemplates<'a>,
 }
 
 impl<'a> Ctx<'a> {
@@ -208,6 +211,7 @@ pub fn plan(input: &PlanInput<'_>) -> Plan {
             .enumerate()
             .filter_map(|(i, c)| c.metadata.name.as_deref().map(|n| (n, i)))
             .collect(),
+        claim_templates: ClaimTemplates::of(set),
     };
     let mut pass = Pass::default();
     let (split, stopped) = run(&ctx, &mut pass);

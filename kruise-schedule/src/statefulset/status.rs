@@ -1,10 +1,12 @@
-//! The status an Advanced StatefulSet plan writes (upstream `updateStatus`, `computeReplicaStatus` and
-//! `completeRollingUpdate`).
+//! The status an Advanced StatefulSet plan writes (upstream `updateStatus`, `computeReplicaStatus`,
+//! `updatePVCStatus` and `completeRollingUpdate`).
 
 use kruise_api::apps::v1beta1::StatefulSetStatus;
 
+use super::ordinals::ordinal_of;
 use super::pass::Pass;
 use super::plan::{Counted, Ctx, Occupant};
+use super::volume_claims;
 use crate::pod_view;
 use crate::selector_string::selector_string;
 
@@ -54,7 +56,15 @@ pub(crate) fn status(ctx: &Ctx<'_>, counted: Counted<'_>, pass: &Pass) -> Statef
         }
     };
     match counted {
-        Counted::AllPods => (0..ctx.input.pods.len()).for_each(&mut count),
+        Counted::AllPods => {
+            (0..ctx.input.pods.len()).for_each(&mut count);
+            let ordinals = ctx
+                .input
+                .pods
+                .iter()
+                .filter_map(|pod| ordinal_of(pod_view::name(pod)).map(i64::from));
+            status.volume_claims = volume_claims::status(ctx, ordinals);
+        }
         Counted::Split(slots, condemned) => {
             for slot in slots {
                 if let Occupant::Pod(index) = slot.occupant {
@@ -62,6 +72,8 @@ pub(crate) fn status(ctx: &Ctx<'_>, counted: Counted<'_>, pass: &Pass) -> Statef
                 }
             }
             condemned.iter().copied().for_each(&mut count);
+            // Upstream counts the claims of every kept slot, a pod about to be created included.
+            status.volume_claims = volume_claims::status(ctx, slots.iter().map(|s| s.ordinal));
         }
     }
     status.current_replicas -= pass.current_gone;

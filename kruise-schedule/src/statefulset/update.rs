@@ -1,7 +1,9 @@
 //! The rolling update (upstream `rollingUpdateStatefulsetPods`): refresh every pod; count the
 //! unavailable slots; delete specified-delete pods within `maxUnavailable`; order the slots (descending slot
 //! index down to the partition, or by priority with `unorderedUpdate`); update each old pod in place or by
-//! recreation until `maxUnavailable` is reached.
+//! recreation until `maxUnavailable` is reached. With `volumeClaimUpdateStrategy: OnPodRollingUpdate` (gate
+//! `StatefulSetAutoResizePVCGate`), a pod whose claims lack capacity counts as unavailable, and a pod's
+//! claims are expanded, and must have grown, before it is updated.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -20,6 +22,7 @@ use super::error::Error;
 use super::pass::Pass;
 use super::plan::{Ctx, Occupant, Slot, is_pod_update};
 use super::scale::is_specified_delete;
+use super::volume_claims;
 use super::wait::Wait;
 use crate::int_or_percent::{Rounding, legacy_scaled};
 use crate::planning::UpdateHow;
@@ -104,6 +107,7 @@ pub(crate) fn rolling_update(ctx: &Ctx<'_>, pass: &mut Pass, slots: &[Slot]) -> 
     let update = ctx.input.revisions.update;
     let current = ctx.input.revisions.current;
 
+    let resize = volume_claims::resize_on_update(ctx);
     let mut unavailable: HashSet<usize> = HashSet::new();
     for (position, slot) in slots.iter().enumerate() {
         let Occupant::Pod(index) = slot.occupant else {
@@ -121,6 +125,9 @@ pub(crate) fn rolling_update(ctx: &Ctx<'_>, pass: &mut Pass, slots: &[Slot]) -> 
         } else if !health.available {
             unavailable.insert(position);
             pass.requeue.push(health.wait);
+        } else if resize && !volume_claims::claims_ready(ctx, slot.ordinal) {
+            // A claim still growing to what it requests.
+            unavailable.insert(position);
         }
     }
     let over = |unavailable: &HashSet<usize>, position: usize| {
@@ -162,7 +169,8 @@ pub(crate) fn rolling_update(ctx: &Ctx<'_>, pass: &mut Pass, slots: &[Slot]) -> 
         let Some(pod) = ctx.occupant_pod(&slot.occupant) else {
             continue;
         };
-        if pod_view::revision_is(pod, update) {
+        let claims_compatible = !resize || volume_claims::claims_compatible(ctx, slot.ordinal)?;
+        if pod_view::revision_is(pod, update) && claims_compatible {
             continue;
         }
         if over(&unavailable, position) {
@@ -178,6 +186,21 @@ pub(crate) fn rolling_update(ctx: &Ctx<'_>, pass: &mut Pass, slots: &[Slot]) -> 
             unavailable.insert(position);
             continue;
         };
+        if resize {
+            // Storage first: expand the claims, then wait until they have the storage (upstream does not
+            // patch a claim before its pod is about to be updated, so that a running pod grows its file
+            // system online).
+            if !claims_compatible {
+                volume_claims::expand(ctx, pass, index, slot.ordinal, slot.index)?;
+            }
+            if !volume_claims::claims_completed(ctx, slot.ordinal)? {
+                unavailable.insert(position);
+                pass.wait(Wait::ClaimsNotReady {
+                    pod: pod_view::name(pod).to_owned(),
+                });
+                continue;
+            }
+        }
         if specified.contains(&position) || ctx.health(index).terminating {
             continue;
         }

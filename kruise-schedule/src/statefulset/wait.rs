@@ -59,6 +59,12 @@ pub enum Wait {
         /// `maxUnavailable`.
         max_unavailable: i64,
     },
+    /// `volumeClaimUpdateStrategy: OnPodRollingUpdate`: this pod is updated once each of its claims
+    /// requests its template's storage and has the capacity it requests.
+    ClaimsNotReady {
+        /// The pod that waits.
+        pod: String,
+    },
     /// The StatefulSet is being deleted: only the status is written.
     Deleting,
 }
@@ -107,6 +113,10 @@ impl fmt::Display for Wait {
             } => write!(
                 f,
                 "{unavailable} pod(s) unavailable, maxUnavailable {max_unavailable}: {pod} waits"
+            ),
+            Self::ClaimsNotReady { pod } => write!(
+                f,
+                "{pod} waits for its claims to request and have their templates' storage"
             ),
             Self::Deleting => f.write_str("the StatefulSet is being deleted"),
         }

@@ -31,6 +31,7 @@ mod daemonset_status;
 mod daemonset_surge;
 mod daemonset_update_order;
 mod sort_orders;
+mod statefulset_claim_resize;
 mod statefulset_claims;
 mod statefulset_inplace;
 mod statefulset_ordinals;

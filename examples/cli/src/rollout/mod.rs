@@ -63,7 +63,8 @@ pub struct PlanArgs {
     pub exclude_preparing_delete: bool,
     /// Upstream feature gates, `Name=true|false,...`, as the workload's planner knows them (CloneSet:
     /// CloneSetPartitionRollback, PreparingUpdateAsUpdate, CloneSetShortHash; StatefulSet:
-    /// StatefulSetStartOrdinal, PodIndexLabel, StatefulSetAutoDeletePVC, PreparingUpdateAsUpdate; CloneSet, StatefulSet and
+    /// StatefulSetStartOrdinal, PodIndexLabel, StatefulSetAutoDeletePVC, PreparingUpdateAsUpdate,
+    /// StatefulSetAutoResizePVCGate; CloneSet, StatefulSet and
     /// DaemonSet: InPlaceUpdateEnvFromMetadata, InPlaceWorkloadVerticalScaling,
     /// RecreatePodWhenChangeVCTInCloneSetGate; SidecarSet: none); upstream's defaults otherwise.
     #[arg(long, value_name = "GATES", default_value = "")]

@@ -5,6 +5,10 @@ use std::time::Duration;
 use crate::actions::ActionError;
 use crate::workload::history::HistoryError;
 
+/// How soon a claim expansion the API server refused is tried again: the refusal lasts until someone
+/// changes the claim or its StorageClass, so retrying sooner would only repeat the request and its Event.
+pub const CLAIM_EXPANSION_RETRY: Duration = Duration::from_secs(60);
+
 /// A failed reconcile of one Advanced StatefulSet. Every variant names it (`namespace/name`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -55,6 +59,18 @@ pub enum ReconcileError {
         #[source]
         source: kruise_inplace::Error,
     },
+    /// The API server refused to expand a claim (`volumeClaimUpdateStrategy: OnPodRollingUpdate`): the
+    /// claim is not bound, its StorageClass does not allow expansion, ... The rollout waits; the expansion
+    /// is tried again after [`CLAIM_EXPANSION_RETRY`] (or when the StatefulSet or its pods change).
+    #[error("StatefulSet {set}: expanding PersistentVolumeClaim {claim} was refused: {message}")]
+    ClaimExpansion {
+        /// `namespace/name` of the StatefulSet.
+        set: String,
+        /// The claim's name.
+        claim: String,
+        /// The API server's message.
+        message: String,
+    },
     /// The object has no name, namespace or UID (not read from a cluster).
     #[error("StatefulSet {set}: metadata.{field} is missing")]
     Metadata {
@@ -81,6 +97,11 @@ impl ReconcileError {
     pub fn requeue_after(&self) -> Duration {
         match self {
             Self::Action { source, .. } => source.requeue_after(),
+            Self::Plan {
+                source: kruise_schedule::statefulset::Error::ClaimNotExpandable { .. },
+                ..
+            }
+            | Self::ClaimExpansion { .. } => CLAIM_EXPANSION_RETRY,
             Self::Collisions { .. } | Self::Plan { .. } | Self::InPlace { .. } => {
                 Duration::from_secs(5)
             }

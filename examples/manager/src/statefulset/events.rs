@@ -12,6 +12,9 @@
 //! | `FailedUpdate` | Warning | that write failed |
 //! | `SuccessfulUpdatePodInPlace` | Normal | a pod was updated in place |
 //! | `FailedUpdatePodInPlace` | Warning | an in-place update failed |
+//! | `SuccessfulResize` | Normal | a claim was expanded to its template's storage (`volumeClaimUpdateStrategy: OnPodRollingUpdate`) |
+//! | `FailedResize` | Warning | the API server refused that expansion (its message is in the Event) |
+//! | `FailedUpdatePVC` | Warning | a claim differs from its template in more than its storage: it is not expanded and waits to be deleted |
 //! | `InvalidSpec` | Warning | a `spec.reserveOrdinals` entry upstream cannot parse (upstream then reserves nothing); not upstream's |
 
 pub use kruise_runtime::events::{EventRecord, EventSink};
@@ -32,6 +35,8 @@ pub enum Verb {
     Delete,
     /// An update.
     Update,
+    /// A claim expansion (`volumeClaimUpdateStrategy: OnPodRollingUpdate`).
+    Resize,
 }
 
 impl Verb {
@@ -40,6 +45,7 @@ impl Verb {
             Self::Create => ("SuccessfulCreate", "FailedCreate"),
             Self::Delete => ("SuccessfulDelete", "FailedDelete"),
             Self::Update => ("SuccessfulUpdate", "FailedUpdate"),
+            Self::Resize => ("SuccessfulResize", "FailedResize"),
         }
     }
 
@@ -48,6 +54,7 @@ impl Verb {
             Self::Create => "create",
             Self::Delete => "delete",
             Self::Update => "update",
+            Self::Resize => "resize",
         }
     }
 }
@@ -131,6 +138,18 @@ impl Record {
         )
     }
 
+    /// The claim `claim` differs from its template in more than its storage request, so it is not expanded
+    /// (upstream's Event of `TryPatchPVC`).
+    #[must_use]
+    pub fn claim_not_expandable(claim: &str) -> EventRecord {
+        EventRecord::warning(
+            "FailedUpdatePVC",
+            format!(
+                "failed to update pvc {claim}: contains diff other than spec resource, wait pvc to be deleted"
+            ),
+        )
+    }
+
     /// A spec value of StatefulSet `set` (`namespace/name`) is invalid; `invalid` names the field and value
     /// and says how it is read.
     #[must_use]
@@ -182,6 +201,29 @@ mod tests {
         assert_eq!(
             Record::in_place_failed("p", "r", &"boom").reason,
             "FailedUpdatePodInPlace"
+        );
+        let resized = Record::claim(Verb::Resize, "data-web-2", "web-2", "web");
+        assert_eq!(
+            (resized.warning, resized.reason, resized.message.as_str()),
+            (
+                false,
+                "SuccessfulResize",
+                "resize Claim data-web-2 Pod web-2 in StatefulSet web success"
+            )
+        );
+        let refused =
+            Record::claim_failed(Verb::Resize, "data-web-2", "web-2", "web", &"forbidden");
+        assert_eq!(
+            (refused.warning, refused.reason, refused.message.as_str()),
+            (
+                true,
+                "FailedResize",
+                "resize Claim data-web-2 for Pod web-2 in StatefulSet web failed error: forbidden"
+            )
+        );
+        assert_eq!(
+            Record::claim_not_expandable("data-web-2").message,
+            "failed to update pvc data-web-2: contains diff other than spec resource, wait pvc to be deleted"
         );
         assert_eq!(
             Record::invalid_spec("ns/web", &"spec.reserveOrdinals").message,

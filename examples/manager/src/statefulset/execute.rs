@@ -7,6 +7,7 @@
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
+use kruise_api::keys::statefulset::OWNED_BY_ASTS_ANNOTATION;
 use kruise_schedule::statefulset::{Action, ActionKind, Plan, SpecificKind};
 use kube::api::Patch;
 use kube::{Api, Resource, ResourceExt};
@@ -159,6 +160,19 @@ pub async fn execute(
                         &version,
                     );
                 }
+                executed.patched += 1;
+            }
+            ActionKind::Specific(SpecificKind::ExpandClaim {
+                claim,
+                pod,
+                storage,
+            }) => {
+                let Some(claim) = subject.claims.get(*claim) else {
+                    continue;
+                };
+                let pod = subject.pods.get(*pod).map(ResourceExt::name_any);
+                let pod = pod.as_deref().unwrap_or("");
+                expand_claim(shared, subject, &claims, claim, pod, storage).await?;
                 executed.patched += 1;
             }
             kind => {
@@ -352,6 +366,97 @@ async fn delete_pod(
         Record::pod(Verb::Delete, &name, subject.name).about("Pod", subject.namespace, &name),
     );
     Ok(())
+}
+
+/// Raises the storage request of `claim` (of pod `pod`) to `storage`, conditional on the `resourceVersion`
+/// it was read at, and marks it `apps.kruise.io/owned-by-asts: <set>` so that its changes trigger the
+/// StatefulSet; records `SuccessfulResize`, or `FailedResize` with the API server's message.
+///
+/// # Errors
+/// [`ReconcileError::ClaimExpansion`] when the API server refused the write (for example: the claim is not
+/// bound, or its StorageClass does not allow expansion), [`ReconcileError::Action`] when the claim changed
+/// or is gone since it was read.
+async fn expand_claim(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    api: &Api<PersistentVolumeClaim>,
+    claim: &PersistentVolumeClaim,
+    pod: &str,
+    storage: &str,
+) -> Result<(), ReconcileError> {
+    let name = claim.name_any();
+    let object = format!("{}/{name}", subject.namespace);
+    let patch = expansion_patch(claim, subject.name, storage);
+    let about =
+        |record: EventRecord| record.about("PersistentVolumeClaim", subject.namespace, &name);
+    match actions::patch::<PersistentVolumeClaim, _>(
+        api,
+        &object,
+        &name,
+        None,
+        &Patch::Merge(&patch),
+    )
+    .await
+    {
+        Ok(written) => {
+            if let Some(version) = written.resource_version() {
+                shared
+                    .expectations
+                    .expect_version(&key_of("pvc", subject.namespace, &name), &version);
+            }
+            shared.events.record(
+                subject.reference,
+                about(Record::claim(Verb::Resize, &name, pod, subject.name)),
+            );
+            Ok(())
+        }
+        Err(source @ (ActionError::Conflict { .. } | ActionError::NotFound { .. })) => {
+            Err(ReconcileError::Action {
+                set: subject.key.to_owned(),
+                source,
+            })
+        }
+        Err(source) => {
+            let message = server_message(&source);
+            shared.events.record(
+                subject.reference,
+                about(Record::claim_failed(
+                    Verb::Resize,
+                    &name,
+                    pod,
+                    subject.name,
+                    &message,
+                )),
+            );
+            Err(ReconcileError::ClaimExpansion {
+                set: subject.key.to_owned(),
+                claim: name,
+                message,
+            })
+        }
+    }
+}
+
+/// The merge patch that expands `claim` to `storage` for the StatefulSet `set`.
+fn expansion_patch(claim: &PersistentVolumeClaim, set: &str, storage: &str) -> serde_json::Value {
+    serde_json::json!({
+        "metadata": {
+            "resourceVersion": claim.resource_version(),
+            "annotations": {OWNED_BY_ASTS_ANNOTATION: set},
+        },
+        "spec": {"resources": {"requests": {"storage": storage}}},
+    })
+}
+
+/// What the API server said (its `Status` message), or the error itself.
+fn server_message(error: &ActionError) -> String {
+    match error {
+        ActionError::Api {
+            source: kube::Error::Api(status),
+            ..
+        } if !status.message.is_empty() => status.message.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Replaces the claim's owner references, conditional on the `resourceVersion` it was read at; the claim

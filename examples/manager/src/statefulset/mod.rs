@@ -83,6 +83,7 @@ pub struct StatefulSetArgs {
     /// (`StatefulSetStartOrdinal` off, `PodIndexLabel` on, `StatefulSetAutoDeletePVC` on,
     /// `PreparingUpdateAsUpdate` off, `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
     /// `RecreatePodWhenChangeVCTInCloneSetGate`).
+    /// `StatefulSetAutoResizePVCGate` (off) expands claims with `volumeClaimUpdateStrategy: OnPodRollingUpdate`.
     #[arg(long, default_value = "", value_parser = parse_gates)]
     pub statefulset_feature_gates: Options,
 }
@@ -156,9 +157,14 @@ async fn run(config: StatefulSetConfig, context: ControllerContext) -> Result<()
         "Advanced StatefulSet controller starting"
     );
     let namespace = config.namespace;
+    // Claims (bound, expanded, growing): `status.volumeClaims` and `OnPodRollingUpdate` follow them.
+    let claims_namespace = namespace.clone();
     WorkloadController::new(watch::OWNER, &context, namespace, &shared.expectations)
         .owns::<Pod>("pod", &shared.synced.pods)
         .owns::<ControllerRevision>("rev", &shared.synced.revisions)
+        .triggers_named_owners(shared.claims.objects(), move |claim| {
+            watch::claim_owners(claim, claims_namespace.as_deref())
+        })
         .run(config.workers, reconcile::reconcile, shared)
         .await;
     Ok(())

@@ -17,7 +17,7 @@ use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::statefulset::ordinals::{
     OrdinalRange, ReservedOrdinals, claim_name, ordinal_of,
 };
-use kruise_schedule::statefulset::{PlanInput, Revisions, plan};
+use kruise_schedule::statefulset::{Error as PlanError, PlanInput, Revisions, plan};
 use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 
@@ -226,6 +226,12 @@ async fn reconcile_once(set: &StatefulSet, shared: &Shared) -> Result<Action, Re
         shared
             .events
             .record(&reference, Record::invalid_spec(&key, invalid));
+    }
+    if let Some(PlanError::ClaimNotExpandable { claim, .. }) = &plan.stopped {
+        shared.events.record(
+            &reference,
+            Record::claim_not_expandable(claim).about("PersistentVolumeClaim", &namespace, claim),
+        );
     }
     if !plan.actions.is_empty() {
         tracing::info!(

@@ -7,6 +7,8 @@
 //!   satisfies the expectations it shows (see [`owned`]) and triggers its owner, counted as queued;
 //! * changes that concern every owner ([`WorkloadController::triggers_every_owner`], such as the nodes of
 //!   the Advanced DaemonSet controller), each counting every owner as queued;
+//! * changes that name their owners ([`WorkloadController::triggers_named_owners`], such as the claims of
+//!   the Advanced StatefulSet controller), each counting the known ones as queued;
 //!
 //! and driven by [`kruise_runtime::harness`]. The set-up keeps the controller's
 //! [`QueueDepth`]: an owner counts from its trigger until its reconcile has finished. A controller's
@@ -170,6 +172,25 @@ where
         self
     }
 
+    /// Adds `changes` as a trigger of the owners `owners_of` names for each change (the owners the
+    /// controller knows; other names are dropped), each counted as queued (such as the claims of the
+    /// Advanced StatefulSet, which no owner reference ties to it).
+    #[must_use]
+    pub fn triggers_named_owners<K>(
+        mut self,
+        changes: impl Stream<Item = Arc<K>> + Send + 'static,
+        owners_of: impl Fn(&K) -> Vec<ObjectRef<O>> + Send + Sync + 'static,
+    ) -> Self
+    where
+        K: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    {
+        let named = named_owners(&self.queue, self.owners.clone(), owners_of);
+        self.triggers.push(Box::new(move |controller| {
+            controller.watches_shared_stream(changes, named)
+        }));
+        self
+    }
+
     /// Runs `reconcile` on the state `shared`, `workers` owners at the same time, until the context's
     /// shutdown.
     pub async fn run<S, R, Fut, E>(self, workers: u16, reconcile: R, shared: Arc<S>)
@@ -261,6 +282,27 @@ where
                 reference
             })
             .collect()
+    }
+}
+
+/// The trigger mapper of a change that names its owners: those of `owners_of` the controller knows, counted
+/// as queued.
+fn named_owners<O, K>(
+    queue: &Arc<QueueDepth>,
+    owners: Store<O>,
+    owners_of: impl Fn(&K) -> Vec<ObjectRef<O>> + Send + Sync + 'static,
+) -> impl Fn(Arc<K>) -> Vec<ObjectRef<O>> + Send + Sync + 'static
+where
+    O: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    let queue = Arc::clone(queue);
+    move |change| {
+        let mut named = owners_of(change.as_ref());
+        named.retain(|reference| owners.get(reference).is_some());
+        for reference in &named {
+            queue.triggered(&reference_key(reference));
+        }
+        named
     }
 }
 

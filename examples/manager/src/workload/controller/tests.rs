@@ -121,6 +121,30 @@ fn a_change_that_concerns_every_owner_triggers_each_once() {
 }
 
 #[test]
+fn a_change_that_names_owners_triggers_only_the_known_ones() {
+    let metrics = Metrics::new();
+    let queue = queue(&metrics);
+    let (reader, mut writer) = reflector::store::<DaemonSet>();
+    writer.apply_watcher_event(&watcher::Event::Apply(daemonset("agent")));
+    let named = named_owners(&queue, reader, |_: &Node| {
+        ["agent", "gone"]
+            .into_iter()
+            .map(|name| ObjectRef::<DaemonSet>::new(name).within("ns"))
+            .collect()
+    });
+    let triggered: Vec<String> = named(Arc::new(Node::default()))
+        .iter()
+        .map(reference_key)
+        .collect();
+    assert_eq!(
+        triggered,
+        ["ns/agent"],
+        "a name that is no owner is dropped"
+    );
+    assert_eq!(queue.depth(), 1);
+}
+
+#[test]
 fn only_a_delete_makes_the_state_forget_the_owner() {
     let state = Recording::default();
     forget_deleted(&state, &watcher::Event::Apply(daemonset("agent")));
