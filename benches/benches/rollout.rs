@@ -15,7 +15,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
 use kruise_benches::rollout::{Fleet, baseline};
 use kruise_schedule::cloneset::{
-    PlanInput, PodFactsCache, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
+    PlanInput, PodFactsCache, PodSource, RevisionMatch, Revisions, SeededIds, calculate_diffs, plan,
 };
 
 /// The time `iters` plans of `input` take, each plan from a fresh id stream and dropped after its time is
@@ -79,10 +79,11 @@ fn rollout(c: &mut Criterion) {
             b.iter_custom(|iters| timed_plans(input, iters));
         });
         let mut cache = PodFactsCache::for_cloneset(&fleet.cloneset);
-        cache.replace_all(fleet.pods.iter().cloned().map(Arc::new));
+        cache.replace_all(&fleet.pods);
+        let store = FleetStore::of(&fleet.pods);
         let cached = PlanInput::from_cache(
             &fleet.cloneset,
-            &cache,
+            (&cache, &store),
             revisions,
             &fleet.now,
             &fleet.options,
@@ -107,7 +108,7 @@ fn rollout(c: &mut Criterion) {
             b.iter(|| {
                 turn += 1;
                 let version = versions.get(turn % 2).cloned().unwrap_or_default();
-                black_box(updates.apply(version))
+                black_box(updates.apply(&*version))
             });
         });
     }
@@ -116,3 +117,27 @@ fn rollout(c: &mut Criterion) {
 
 criterion_group!(benches, rollout);
 criterion_main!(benches);
+
+/// The fleet's pods by name, as the plan from the cache reads the pods it acts on.
+struct FleetStore<'a>(std::collections::HashMap<&'a str, Arc<Pod>>);
+
+impl<'a> FleetStore<'a> {
+    fn of(pods: &'a [Pod]) -> Self {
+        Self(
+            pods.iter()
+                .map(|pod| {
+                    (
+                        pod.metadata.name.as_deref().unwrap_or_default(),
+                        Arc::new(pod.clone()),
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+impl PodSource for FleetStore<'_> {
+    fn pod_at(&self, _namespace: &str, name: &str, _version: &str) -> Option<Arc<Pod>> {
+        self.0.get(name).cloned()
+    }
+}

@@ -14,9 +14,9 @@ use kruise_runtime::OpenWatches;
 use kruise_runtime::controllers::ControllerSet;
 use kruise_runtime::{logging, shutdown};
 
-/// jemalloc, with background threads returning freed pages to the system after 1 s (set in
-/// `.cargo/config.toml`): the manager parses and drops many versions of every pod, and glibc malloc kept
-/// most of that memory resident (docs/measurements.md).
+/// jemalloc, with one arena, no per-thread caches and background threads returning freed pages to the
+/// system at once (set in `.cargo/config.toml`): the manager parses and drops many versions of every pod, and
+/// glibc malloc kept most of that memory resident (docs/measurements.md).
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -1,6 +1,7 @@
 //! [`PodFactsCache`]: the per-pod facts of a CloneSet's pods kept between reconciles, so that a plan does not
 //! re-read every pod (the inputs of upstream's `calculateDiffsWithExpectation`; the planner's incremental path).
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use kruise_api::scatter::UpdateScatterTerm;
 use kruise_api::update_priority::UpdatePriorityStrategy;
 
 use super::facts::{self, Facts, OrderKeys, RawFacts, SortKeys};
+use super::pod_source::{Loader, PodSource};
 use super::settings::Settings;
 use crate::pod_view;
 use crate::sort::active::ActiveKey;
@@ -21,22 +23,24 @@ use crate::sort::priority::PriorityKey;
 /// [`super::plan`] with [`super::PlanInput::from_cache`] derives each plan from compact facts instead of
 /// re-reading every pod.
 ///
-/// * It holds the pods as `Arc<Pod>` (as a `kube` reflector store does; no pod is cloned) in a dense list,
-///   [`PodFactsCache::pods`], which is what the plan's pod indexes refer to.
-/// * Per pod it keeps only what the pod alone says: its revision (interned), lifecycle state, phase,
-///   `Ready` / `InPlaceUpdateReady` status and `Ready` transition time, deletion, the
-///   `specified-delete` label, `pod-template-hash` presence, the in-place grace and batch summary, and the
+/// * It holds no pod: per pod it keeps the namespace, name and `resourceVersion` it read, in a dense list
+///   ([`PodFactsCache::pod`] by position, which is what the plan's pod indexes refer to), and only what the
+///   pod alone says: its revision (interned), lifecycle state, phase, `Ready` / `InPlaceUpdateReady`
+///   status and `Ready` transition time, deletion, the `specified-delete` label, `pod-template-hash`
+///   presence, the in-place grace and batch summary, the instance id, the deletion cost and the
 ///   `ActivePods` key. Everything that depends on the CloneSet, its revisions or `now` (revision match,
 ///   `podsToDelete`, `minReadySeconds` availability) is applied when planning.
+/// * A plan reads the whole pods of the steps that act on them (in-place updates, lifecycle changes,
+///   deletions; the pods ranked for a scale-down) from the [`PodSource`] given to
+///   [`super::PlanInput::from_cache`], at the cached `resourceVersion`.
 /// * The priority and scatter keys depend on the CloneSet's `priorityStrategy` and `scatterStrategy`. The
 ///   cache computes them for the strategy last given to [`PodFactsCache::set_ordering`] and remembers that
-///   strategy; a plan whose CloneSet has a different one reads those keys from the pods instead (always
-///   correct, only slower), until `set_ordering` is called with the new CloneSet.
+///   strategy; a plan whose CloneSet has a different one reads those keys from the whole pods instead
+///   (always correct, only slower), until `set_ordering` is called with the new CloneSet.
 ///
 /// [`PodFactsCache::apply`] skips a pod whose `resourceVersion` equals the stored one.
 ///
 /// ```
-/// use std::sync::Arc;
 /// use k8s_openapi::api::core::v1::Pod;
 /// use kruise_schedule::cloneset::{Applied, PodFactsCache};
 ///
@@ -45,20 +49,32 @@ use crate::sort::priority::PriorityKey;
 ///                  "labels": {"controller-revision-hash": "web-1"}},
 /// })).unwrap();
 /// let mut cache = PodFactsCache::new();
-/// assert_eq!(cache.apply(Arc::new(pod.clone())), Applied::Inserted);
-/// assert_eq!(cache.apply(Arc::new(pod)), Applied::Unchanged);
-/// assert_eq!(cache.len(), 1);
-/// assert!(cache.remove("default", "web-a").is_some());
+/// assert_eq!(cache.apply(&pod), Applied::Inserted);
+/// assert_eq!(cache.apply(&pod), Applied::Unchanged);
+/// assert!(cache.is_current("default", "web-a", "7"));
+/// assert_eq!(cache.pod(0).map(|p| p.name), Some("web-a"));
+/// assert!(cache.remove("default", "web-a"));
 /// assert!(cache.is_empty());
 /// ```
 #[derive(Clone, Default)]
 pub struct PodFactsCache {
-    pods: Vec<Arc<Pod>>,
     entries: Vec<Entry>,
-    /// Position in `pods` by namespace, then name.
+    /// Position in `entries` by namespace, then name.
     positions: HashMap<String, HashMap<String, usize>>,
-    revisions: Revisions,
+    revisions: Interned,
+    namespaces: Interned,
     ordering: Ordering,
+}
+
+/// Which version of which pod a [`PodFactsCache`] read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PodVersion<'a> {
+    /// The namespace (`""` without one).
+    pub namespace: &'a str,
+    /// The name.
+    pub name: &'a str,
+    /// The `resourceVersion` (`""` without one).
+    pub resource_version: &'a str,
 }
 
 /// What [`PodFactsCache::apply`] did.
@@ -85,13 +101,20 @@ pub struct Synced {
 #[derive(Clone, Debug)]
 struct Entry {
     raw: RawFacts,
-    /// A copy of the pod's name, kept with the facts so that name tie-breaks in orderings read compact
-    /// memory rather than the pods'.
+    /// The pod's name.
     name: Box<str>,
     /// `facts::name_head` of the name.
     name_head: u128,
+    /// The interned namespace.
+    namespace: u32,
+    /// The `resourceVersion` read (`""` without one).
+    version: Box<str>,
     /// The interned `controller-revision-hash`.
     revision: u32,
+    /// The `apps.kruise.io/cloneset-instance-id` label (`""` without one).
+    instance_id: Box<str>,
+    /// The `controller.kubernetes.io/pod-deletion-cost` annotation as the scale-down ranking reads it.
+    deletion_cost: i32,
     /// The priority key and scatter bits for `PodFactsCache::ordering`.
     priority: PriorityKey,
     scatter: u64,
@@ -134,15 +157,15 @@ impl Ordering {
     }
 }
 
-/// Interned revision names with reference counts.
+/// Interned strings (revision names, namespaces) with reference counts.
 #[derive(Clone, Debug, Default)]
-struct Revisions {
+struct Interned {
     names: Vec<(String, usize)>,
     ids: HashMap<String, u32>,
     free: Vec<u32>,
 }
 
-impl Revisions {
+impl Interned {
     fn intern(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.ids.get(name) {
             if let Some(entry) = self.names.get_mut(id as usize) {
@@ -165,6 +188,11 @@ impl Revisions {
         };
         self.ids.insert(name.to_owned(), id);
         id
+    }
+
+    /// The string `id` stands for (`""` when unknown).
+    fn name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", |(name, _)| name)
     }
 
     fn release(&mut self, id: u32) {
@@ -205,205 +233,286 @@ impl PodFactsCache {
     }
 
     /// Follows `cloneset`'s `priorityStrategy` and `scatterStrategy`: when they differ from the ones the
-    /// cached keys were computed for, recomputes every pod's keys (one pass over the pods' labels). Returns
-    /// whether it did. Call it before planning when the CloneSet may have changed; a plan never depends on
-    /// it for correctness, only for speed.
-    pub fn set_ordering(&mut self, cloneset: &CloneSet) -> bool {
+    /// cached keys were computed for, recomputes every pod's keys from its whole pod, read from `source`
+    /// (a pod the source no longer holds at the cached version is dropped, so that the next
+    /// [`PodFactsCache::sync`] reads its new version). Returns whether it did. Call it before planning when
+    /// the CloneSet may have changed; a plan never depends on it for correctness, only for speed.
+    pub fn set_ordering(&mut self, cloneset: &CloneSet, source: &dyn PodSource) -> bool {
         let ordering = Ordering::of(cloneset);
         if ordering == self.ordering {
             return false;
         }
         self.ordering = ordering;
         let keys = self.ordering.keys();
-        for (pod, entry) in self.pods.iter().zip(&mut self.entries) {
-            (entry.priority, entry.scatter) = keys.keys(pod);
+        let mut gone = Vec::new();
+        for (index, entry) in self.entries.iter_mut().enumerate() {
+            let namespace = self.namespaces.name(entry.namespace);
+            match source.pod_at(namespace, &entry.name, &entry.version) {
+                Some(pod) => (entry.priority, entry.scatter) = keys.keys(&pod),
+                None => gone.push(index),
+            }
+        }
+        for index in gone.into_iter().rev() {
+            if let Some(pod) = self.pod(index) {
+                let (namespace, name) = (pod.namespace.to_owned(), pod.name.to_owned());
+                self.remove(&namespace, &name);
+            }
         }
         true
     }
 
-    /// Inserts `pod`, or replaces the stored pod of the same namespace and name. A pod that is the stored
-    /// `Arc`, or whose `resourceVersion` is set and equal to the stored one's, is skipped
-    /// ([`Applied::Unchanged`]).
-    pub fn apply(&mut self, pod: impl Into<Arc<Pod>>) -> Applied {
-        let pod = pod.into();
-        let (namespace, name) = key(&pod);
+    /// Inserts the facts of `pod`, or replaces those of the stored pod of the same namespace and name. A
+    /// pod whose `resourceVersion` is set and equal to the stored one's is skipped ([`Applied::Unchanged`]).
+    pub fn apply(&mut self, pod: impl Borrow<Pod>) -> Applied {
+        let pod = pod.borrow();
+        let (namespace, name) = key(pod);
         let position = self.position(namespace, name);
         self.apply_at(pod, position)
     }
 
     /// [`PodFactsCache::apply`] for a pod whose position (`None`: not stored) was already looked up.
-    fn apply_at(&mut self, pod: Arc<Pod>, position: Option<usize>) -> Applied {
+    fn apply_at(&mut self, pod: &Pod, position: Option<usize>) -> Applied {
+        let version = pod.metadata.resource_version.as_deref().unwrap_or("");
         if let Some(position) = position
-            && let Some(stored) = self.pods.get(position)
-            && (Arc::ptr_eq(stored, &pod)
-                || (stored.metadata.resource_version.is_some()
-                    && stored.metadata.resource_version == pod.metadata.resource_version))
+            && let Some(stored) = self.entries.get(position)
+            && !version.is_empty()
+            && *stored.version == *version
         {
             return Applied::Unchanged;
         }
-        let entry = self.read(&pod);
+        let entry = self.read(pod);
         match position {
             Some(position) => {
                 if let Some(old) = self.entries.get_mut(position) {
-                    let released = old.revision;
-                    *old = entry;
-                    self.revisions.release(released);
-                }
-                if let Some(slot) = self.pods.get_mut(position) {
-                    *slot = pod;
+                    let old = std::mem::replace(old, entry);
+                    self.release(&old);
                 }
                 Applied::Updated
             }
             None => {
-                let position = self.pods.len();
-                let (namespace, name) = key(&pod);
+                let position = self.entries.len();
+                let (namespace, name) = key(pod);
                 self.positions
                     .entry(namespace.to_owned())
                     .or_default()
                     .insert(name.to_owned(), position);
-                self.pods.push(pod);
                 self.entries.push(entry);
                 Applied::Inserted
             }
         }
     }
 
-    /// Removes the pod `namespace/name` (a delete event) and returns it. The last pod takes its position.
-    pub fn remove(&mut self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
-        let names = self.positions.get_mut(namespace)?;
-        let position = names.remove(name)?;
+    fn release(&mut self, entry: &Entry) {
+        self.revisions.release(entry.revision);
+        self.namespaces.release(entry.namespace);
+    }
+
+    /// Removes the pod `namespace/name` (a delete event); returns whether it was stored. The last pod takes
+    /// its position.
+    pub fn remove(&mut self, namespace: &str, name: &str) -> bool {
+        let Some(names) = self.positions.get_mut(namespace) else {
+            return false;
+        };
+        let Some(position) = names.remove(name) else {
+            return false;
+        };
         if names.is_empty() {
             self.positions.remove(namespace);
         }
-        if position >= self.pods.len() {
-            return None;
+        if position >= self.entries.len() {
+            return false;
         }
-        let pod = self.pods.swap_remove(position);
-        let released = self.entries.swap_remove(position).revision;
-        self.revisions.release(released);
-        if let Some(moved) = self.pods.get(position) {
-            let (namespace, name) = key(moved);
+        let removed = self.entries.swap_remove(position);
+        self.release(&removed);
+        if let Some(moved) = self.entries.get(position) {
+            let namespace = self.namespaces.name(moved.namespace);
             if let Some(slot) = self
                 .positions
                 .get_mut(namespace)
-                .and_then(|names| names.get_mut(name))
+                .and_then(|names| names.get_mut(&*moved.name))
             {
                 *slot = position;
             }
         }
-        Some(pod)
+        true
     }
 
     /// Removes `pod` by its namespace and name (convenient for a delete event's last known object).
-    pub fn remove_pod(&mut self, pod: &Pod) -> Option<Arc<Pod>> {
+    pub fn remove_pod(&mut self, pod: &Pod) -> bool {
         let (namespace, name) = key(pod);
         self.remove(namespace, name)
     }
 
-    /// Replaces the whole content with `pods` (a relist), keeping the ordering strategy.
-    pub fn replace_all(&mut self, pods: impl IntoIterator<Item = Arc<Pod>>) {
-        self.pods.clear();
+    /// Replaces the whole content with the facts of `pods` (a relist), keeping the ordering strategy.
+    pub fn replace_all<P: Borrow<Pod>>(&mut self, pods: impl IntoIterator<Item = P>) {
         self.entries.clear();
         self.positions.clear();
-        self.revisions = Revisions::default();
+        self.revisions = Interned::default();
+        self.namespaces = Interned::default();
         for pod in pods {
             self.apply(pod);
         }
     }
 
-    /// Makes the content exactly `pods` (a controller's current view of the CloneSet's pods, say from its
-    /// owner index): applies each ([`PodFactsCache::apply`], so unchanged pods are skipped without being
-    /// read) and removes the stored pods not among them. Returns how many pods were applied (inserted or
-    /// updated) and removed.
-    pub fn sync(&mut self, pods: impl IntoIterator<Item = Arc<Pod>>) -> Synced {
-        let mut seen = vec![false; self.pods.len()];
+    /// Makes the content exactly `pods` (a controller's current view of the CloneSet's pods): applies each
+    /// ([`PodFactsCache::apply`], so unchanged pods are skipped without being read) and removes the stored
+    /// pods not among them. Returns how many pods were applied (inserted or updated) and removed.
+    pub fn sync<P: Borrow<Pod>>(&mut self, pods: impl IntoIterator<Item = P>) -> Synced {
         let mut synced = Synced::default();
+        let mut seen = vec![false; self.entries.len()];
         for pod in pods {
-            let (namespace, name) = key(&pod);
+            let pod = pod.borrow();
+            let (namespace, name) = key(pod);
             let position = self.position(namespace, name);
-            let applied = self.apply_at(pod, position);
-            if applied != Applied::Unchanged {
+            if self.apply_at(pod, position) != Applied::Unchanged {
                 synced.applied += 1;
             }
-            let position = position.unwrap_or_else(|| self.pods.len().saturating_sub(1));
-            if position >= seen.len() {
-                seen.resize(position + 1, false);
-            }
-            if let Some(flag) = seen.get_mut(position) {
-                *flag = true;
-            }
+            let position = position.unwrap_or_else(|| self.entries.len().saturating_sub(1));
+            mark(&mut seen, position);
         }
-        let gone: Vec<(String, String)> = self
-            .pods
-            .iter()
-            .zip(&seen)
-            .filter(|(_, seen)| !**seen)
-            .map(|(pod, _)| {
-                let (namespace, name) = key(pod);
-                (namespace.to_owned(), name.to_owned())
-            })
-            .collect();
-        for (namespace, name) in gone {
-            if self.remove(&namespace, &name).is_some() {
-                synced.removed += 1;
-            }
-        }
+        synced.removed = self.remove_unseen(&seen);
         synced
     }
 
-    /// Where the pod `namespace/name` is in [`PodFactsCache::pods`].
-    fn position(&self, namespace: &str, name: &str) -> Option<usize> {
+    /// [`PodFactsCache::sync`] from the versions of the pods only (as a pod store's index lists them),
+    /// reading a whole pod (`read`, called once per listed pod whose version is not the stored one, in list
+    /// order) only when its version changed. A pod `read` does not find any more is treated as gone.
+    pub fn sync_with<'v>(
+        &mut self,
+        versions: impl IntoIterator<Item = PodVersion<'v>>,
+        mut read: impl FnMut(&PodVersion<'v>) -> Option<Arc<Pod>>,
+    ) -> Synced {
+        let versions: Vec<PodVersion<'v>> = versions.into_iter().collect();
+        let mut synced = Synced::default();
+        let mut seen = vec![false; self.entries.len()];
+        for version in &versions {
+            let position = self.position(version.namespace, version.name);
+            if let Some(position) = position
+                && self.is_current(version.namespace, version.name, version.resource_version)
+            {
+                mark(&mut seen, position);
+                continue;
+            }
+            let Some(pod) = read(version) else {
+                continue;
+            };
+            if self.apply_at(&pod, position) != Applied::Unchanged {
+                synced.applied += 1;
+            }
+            let position = position.unwrap_or_else(|| self.entries.len().saturating_sub(1));
+            mark(&mut seen, position);
+        }
+        synced.removed = self.remove_unseen(&seen);
+        synced
+    }
+
+    /// Removes the stored pods whose position is not marked in `seen`; returns how many.
+    fn remove_unseen(&mut self, seen: &[bool]) -> usize {
+        let gone: Vec<(String, String)> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(position, _)| !seen.get(*position).copied().unwrap_or(false))
+            .map(|(_, entry)| {
+                (
+                    self.namespaces.name(entry.namespace).to_owned(),
+                    entry.name.to_string(),
+                )
+            })
+            .collect();
+        gone.iter()
+            .filter(|(namespace, name)| self.remove(namespace, name))
+            .count()
+    }
+
+    /// Where the pod `namespace/name` is (the plan's pod index), if stored.
+    #[must_use]
+    pub fn position(&self, namespace: &str, name: &str) -> Option<usize> {
         self.positions
             .get(namespace)
             .and_then(|names| names.get(name))
             .copied()
     }
 
-    /// The pods, in the order a plan's pod indexes refer to.
+    /// Whether the pod `namespace/name` is stored at `resource_version` (a non-empty one).
     #[must_use]
-    pub fn pods(&self) -> &[Arc<Pod>] {
-        &self.pods
+    pub fn is_current(&self, namespace: &str, name: &str, resource_version: &str) -> bool {
+        !resource_version.is_empty()
+            && self
+                .position(namespace, name)
+                .and_then(|position| self.entries.get(position))
+                .is_some_and(|entry| *entry.version == *resource_version)
     }
 
-    /// The stored pod `namespace/name`.
+    /// The pod at `index` (a plan's pod index): which version of which pod was read.
     #[must_use]
-    pub fn get(&self, namespace: &str, name: &str) -> Option<&Arc<Pod>> {
-        self.pods.get(self.position(namespace, name)?)
+    pub fn pod(&self, index: usize) -> Option<PodVersion<'_>> {
+        self.entries.get(index).map(|entry| PodVersion {
+            namespace: self.namespaces.name(entry.namespace),
+            name: &entry.name,
+            resource_version: &entry.version,
+        })
+    }
+
+    /// The pods, in the order a plan's pod indexes refer to.
+    pub fn pods(&self) -> impl Iterator<Item = PodVersion<'_>> {
+        (0..self.entries.len()).filter_map(|index| self.pod(index))
+    }
+
+    /// The `controller-revision-hash` label of the pod at `index` (`""` without one).
+    #[must_use]
+    pub fn revision(&self, index: usize) -> Option<&str> {
+        self.entries
+            .get(index)
+            .map(|entry| self.revisions.name(entry.revision))
     }
 
     /// How many pods are stored.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.pods.len()
+        self.entries.len()
     }
 
     /// Whether no pod is stored.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.pods.is_empty()
+        self.entries.is_empty()
     }
 
     fn read(&mut self, pod: &Pod) -> Entry {
         let (raw, revision) = RawFacts::read(pod);
         let (priority, scatter) = self.ordering.keys().keys(pod);
+        let name = pod_view::name(pod);
         Entry {
             raw,
-            name: pod_view::name(pod).into(),
-            name_head: facts::name_head(pod_view::name(pod)),
+            name: name.into(),
+            name_head: facts::name_head(name),
+            namespace: self.namespaces.intern(key(pod).0),
+            version: pod
+                .metadata
+                .resource_version
+                .as_deref()
+                .unwrap_or("")
+                .into(),
             revision: self.revisions.intern(revision),
+            instance_id: kruise_api::pod::label(pod, kruise_api::keys::cloneset::INSTANCE_ID_LABEL)
+                .unwrap_or("")
+                .into(),
+            deletion_cost: crate::sort::deletion::deletion_cost(pod),
             priority,
             scatter,
         }
     }
 
-    /// The facts of the active pods for one plan (what `facts::collect` reads from raw pods).
-    pub(crate) fn facts(
-        &self,
+    /// The facts of the active pods for one plan (what `facts::collect` reads from raw pods); the priority
+    /// and scatter keys of a strategy other than the cached one are read from the whole pods `loader` reads.
+    pub(crate) fn facts<'a>(
+        &'a self,
         settings: &Settings<'_>,
-        current: &str,
-        update: &str,
+        (current, update): (&str, &str),
         now: Timestamp,
-    ) -> Facts<'_> {
+        loader: &Loader<'_>,
+    ) -> Facts<'a> {
         let revision_flags: Vec<u16> = self
             .revisions
             .names
@@ -412,7 +521,7 @@ impl PodFactsCache {
             .collect();
         let mut named: Vec<bool> = Vec::new();
         if !settings.pods_to_delete.is_empty() {
-            named = vec![false; self.pods.len()];
+            named = vec![false; self.entries.len()];
             for name in settings.pods_to_delete {
                 for names in self.positions.values() {
                     if let Some(flag) = names.get(name.as_str()).and_then(|&p| named.get_mut(p)) {
@@ -423,10 +532,10 @@ impl PodFactsCache {
         }
         let cached_keys = self.ordering.matches(settings);
         let order_keys = OrderKeys::of(settings.rolling);
-        let mut pods = Vec::with_capacity(self.pods.len());
+        let mut pods = Vec::with_capacity(self.entries.len());
         let mut priorities = Vec::new();
         let mut next_available = None;
-        for (index, (pod, entry)) in self.pods.iter().zip(&self.entries).enumerate() {
+        for (index, entry) in self.entries.iter().enumerate() {
             let raw = &entry.raw;
             if !raw.is_active() {
                 continue;
@@ -441,12 +550,12 @@ impl PodFactsCache {
             let scatter = if cached_keys {
                 entry.scatter
             } else {
-                let (priority, scatter) = order_keys.keys(pod);
+                let (priority, scatter) = order_keys.keys(&loader.load(index));
                 priorities.push(priority);
                 scatter
             };
             pods.push(facts::assemble(
-                (pod, index, pods.len()),
+                (None, index, pods.len()),
                 raw,
                 (entry.revision, flags),
                 scatter,
@@ -481,12 +590,36 @@ impl PodFactsCache {
             },
         ))
     }
+
+    /// The instance id label of the pod at `index` (`""` without one).
+    pub(crate) fn instance_id(&self, index: usize) -> &str {
+        self.entries
+            .get(index)
+            .map_or("", |entry| &entry.instance_id)
+    }
+
+    /// The deletion cost of the pod at `index`.
+    pub(crate) fn deletion_cost(&self, index: usize) -> i32 {
+        self.entries
+            .get(index)
+            .map_or(0, |entry| entry.deletion_cost)
+    }
+}
+
+/// Marks `position` in `seen`, growing it as needed.
+fn mark(seen: &mut Vec<bool>, position: usize) {
+    if position >= seen.len() {
+        seen.resize(position + 1, false);
+    }
+    if let Some(flag) = seen.get_mut(position) {
+        *flag = true;
+    }
 }
 
 impl fmt::Debug for PodFactsCache {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PodFactsCache")
-            .field("pods", &self.pods.len())
+            .field("pods", &self.entries.len())
             .field("revisions", &self.revisions.ids.len())
             .field("ordering", &self.ordering)
             .finish_non_exhaustive()

@@ -28,7 +28,7 @@ const MAX_ID_ATTEMPTS: usize = 1000;
 pub(crate) fn instance_ids(
     cloneset: &CloneSet,
     count: usize,
-    pods: &[&Pod],
+    pod_ids: &[&str],
     claims: &[PersistentVolumeClaim],
     reuse: bool,
     ids: &dyn InstanceIds,
@@ -44,8 +44,8 @@ pub(crate) fn instance_ids(
             free.insert(id.clone());
         }
     }
-    for pod in pods {
-        if let Some(id) = kruise_api::pod::label(pod, label).filter(|id| !id.is_empty()) {
+    for &id in pod_ids {
+        if !id.is_empty() {
             in_use.insert(id.to_owned());
             free.remove(id);
         }

@@ -17,6 +17,7 @@ use kruise_api::scatter::UpdateScatterTerm;
 use kruise_api::update_priority::UpdatePriorityStrategy;
 
 use super::cache::PodFactsCache;
+use super::pod_source::ABSENT;
 use super::settings::Settings;
 use crate::pod_view::{self, Conditions, State};
 use crate::sort::active::ActiveKey;
@@ -25,8 +26,9 @@ use crate::sort::priority::{Priority, PriorityKey};
 /// Facts about one active pod.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PodFacts<'a> {
-    /// The pod.
-    pub(crate) pod: &'a Pod,
+    /// The pod, for a plan of input pods (`None` for a plan from a cache, which reads a whole pod from its
+    /// source only for the steps that act on it: `Ctx::pod`).
+    pub(crate) pod: Option<&'a Pod>,
     /// Index into the input pods.
     pub(crate) index: usize,
     /// The `controller-revision-hash` label, as an index into [`Facts::revisions`].
@@ -80,12 +82,17 @@ impl PodFacts<'_> {
         self.flags & flags == flags
     }
 
-    /// Whether the pod matches scatter term `position` of `terms` (a missing label reads as `""`).
-    pub(crate) fn matches_scatter(&self, position: usize, term: &UpdateScatterTerm) -> bool {
+    /// Whether the pod matches scatter term `position` of `terms` (a missing label reads as `""`); `None`
+    /// past the 64 terms kept as bits when the pod is not at hand (read it whole then).
+    pub(crate) fn matches_scatter(
+        &self,
+        position: usize,
+        term: &UpdateScatterTerm,
+    ) -> Option<bool> {
         if position < 64 {
-            self.scatter & (1 << position) != 0
+            Some(self.scatter & (1 << position) != 0)
         } else {
-            crate::sort::scatter::matches(self.pod, term)
+            self.pod.map(|pod| crate::sort::scatter::matches(pod, term))
         }
     }
 }
@@ -153,12 +160,42 @@ impl<'a> Facts<'a> {
             }
         };
         found.unwrap_or_else(|| {
-            let conditions = Conditions::of(pod.pod);
+            let whole: &'a Pod = pod.pod.unwrap_or(&ABSENT);
+            let conditions = Conditions::of(whole);
             (
                 PriorityKey::Equal,
-                ActiveKey::with_conditions(pod.pod, &conditions),
+                ActiveKey::with_conditions(whole, &conditions),
             )
         })
+    }
+
+    /// The pod's name.
+    pub(crate) fn name(&self, pod: &PodFacts<'a>) -> &'a str {
+        match (&self.keys, pod.pod) {
+            (_, Some(whole)) => pod_view::name(whole),
+            (SortKeys::Cached(cache, _), None) => cache.pod(pod.index).map_or("", |p| p.name),
+            (SortKeys::Read(_), None) => "",
+        }
+    }
+
+    /// The pod's `apps.kruise.io/cloneset-instance-id` label (`""` without one).
+    pub(crate) fn instance_id(&self, pod: &PodFacts<'a>) -> &'a str {
+        match (&self.keys, pod.pod) {
+            (_, Some(whole)) => {
+                kruise_api::pod::label(whole, keys::cloneset::INSTANCE_ID_LABEL).unwrap_or("")
+            }
+            (SortKeys::Cached(cache, _), None) => cache.instance_id(pod.index),
+            (SortKeys::Read(_), None) => "",
+        }
+    }
+
+    /// The pod's deletion cost (`controller.kubernetes.io/pod-deletion-cost`).
+    pub(crate) fn deletion_cost(&self, pod: &PodFacts<'a>) -> i32 {
+        match (&self.keys, pod.pod) {
+            (_, Some(whole)) => crate::sort::deletion::deletion_cost(whole),
+            (SortKeys::Cached(cache, _), None) => cache.deletion_cost(pod.index),
+            (SortKeys::Read(_), None) => 0,
+        }
     }
 
     /// The pod's `controller-revision-hash` label (`""` without one).
@@ -476,7 +513,7 @@ impl<'a> OrderKeys<'a> {
 
 /// One pod's facts from its raw facts and the derived values; `slot` is its position in the facts.
 pub(crate) fn assemble<'a>(
-    (pod, index, slot): (&'a Pod, usize, usize),
+    (pod, index, slot): (Option<&'a Pod>, usize, usize),
     raw: &RawFacts,
     (revision, flags): (u32, u16),
     scatter: u64,
@@ -527,7 +564,7 @@ pub(crate) fn collect<'a>(
         earliest(&mut next_available, available_at);
         let (priority, scatter) = order_keys.keys_from(pod, &values);
         out.push(assemble(
-            (pod, index, keys.len()),
+            (Some(pod), index, keys.len()),
             &raw,
             (revision, flags),
             scatter,

@@ -14,6 +14,7 @@ use crate::split_mix::SplitMix64;
 
 use super::cache::PodFactsCache;
 use super::options::Options;
+use super::pod_source::PodSource;
 
 /// The revisions the plan works with: the names of the current and the update revision, and every revision
 /// whose data is known (for in-place updates the pod's own revision is looked up here by its
@@ -70,8 +71,9 @@ pub struct PlanInput<'a> {
     pub options: &'a Options,
     /// Where new instance ids come from (the plan's only randomness; [`SeededIds`] is deterministic).
     pub ids: &'a dyn InstanceIds,
-    /// The pods' cached facts, for a plan from a cache ([`PlanInput::from_cache`]).
-    pub(crate) cache: Option<&'a PodFactsCache>,
+    /// The pods' cached facts and where their whole pods are read, for a plan from a cache
+    /// ([`PlanInput::from_cache`]).
+    pub(crate) cache: Option<(&'a PodFactsCache, &'a dyn PodSource)>,
 }
 
 impl fmt::Debug for PlanInput<'_> {
@@ -84,7 +86,7 @@ impl fmt::Debug for PlanInput<'_> {
             .field("nodes", &self.nodes)
             .field("now", &self.now)
             .field("options", &self.options)
-            .field("cache", &self.cache)
+            .field("cache", &self.cache.map(|(cache, _)| cache))
             .finish_non_exhaustive()
     }
 }
@@ -114,20 +116,22 @@ impl<'a> PlanInput<'a> {
     }
 
     /// An input whose pods are `cache`'s ([`PodFactsCache::pods`]; `pods` stays empty): the plan derives
-    /// the pods' facts from the cache instead of reading every pod, and decides exactly as a plan of
-    /// [`PlanInput::new`] with those pods in that order. The plan's pod indexes refer to
-    /// [`PodFactsCache::pods`].
+    /// the pods' facts from the cache instead of reading every pod, and reads from `source` only the whole
+    /// pods of the steps that act on them, at the cached `resourceVersion`. It decides exactly as a plan of
+    /// [`PlanInput::new`] with those pods in that order; when `source` no longer holds a pod it needs, the
+    /// plan has no actions and names the pod in [`super::Plan::unavailable`]. The plan's pod indexes refer
+    /// to [`PodFactsCache::pod`].
     #[must_use]
     pub fn from_cache(
         cloneset: &'a CloneSet,
-        cache: &'a PodFactsCache,
+        (cache, source): (&'a PodFactsCache, &'a dyn PodSource),
         revisions: Revisions<'a>,
         now: &'a Zoned,
         options: &'a Options,
         ids: &'a dyn InstanceIds,
     ) -> Self {
         Self {
-            cache: Some(cache),
+            cache: Some((cache, source)),
             ..Self::new(cloneset, &[], revisions, now, options, ids)
         }
     }

@@ -22,23 +22,39 @@
 //!
 //! ## Planning from a cache
 //!
-//! Reading every pod costs about as much as the rest of the plan together, so a controller that plans often
-//! keeps a [`PodFactsCache`] beside its pod store: it applies every pod event to it ([`PodFactsCache::apply`]
-//! for an add or update, skipped when the `resourceVersion` is the one stored; [`PodFactsCache::remove`] for
-//! a delete; [`PodFactsCache::replace_all`] after a relist) and plans with [`PlanInput::from_cache`]. The
-//! cache keeps the pods as `Arc<Pod>` and, per pod, only what the pod alone says (revision, lifecycle state,
+//! Reading every pod costs about as much as the rest of the plan together, and keeping every pod whole
+//! between plans costs memory, so a controller that plans often keeps a [`PodFactsCache`] beside its pod
+//! store: compact per-pod facts, no pod. It applies every pod event to it ([`PodFactsCache::apply`] for an
+//! add or update, skipped when the `resourceVersion` is the one stored; [`PodFactsCache::remove`] for a
+//! delete; [`PodFactsCache::sync`] or [`PodFactsCache::sync_with`] from its current view, reading only the
+//! pods whose version changed) and plans with [`PlanInput::from_cache`], giving the pod store as a
+//! [`PodSource`]: the plan reads from it only the whole pods of the steps that act on them (in-place
+//! updates, lifecycle changes, deletions, the pods ranked for a scale-down), at the cached
+//! `resourceVersion`. The cache keeps, per pod, only what the pod alone says (revision, lifecycle state,
 //! phase, conditions, deletion, the labels and annotations the planner reads, the `ActivePods` key); the
 //! settings of the CloneSet and `now` are applied when planning, so the plan is exactly the plan of
-//! [`PlanInput::new`] with [`PodFactsCache::pods`] (same order), whose indexes its actions use. The priority
-//! and scatter keys follow the strategy given to [`PodFactsCache::set_ordering`]; a plan for a CloneSet with
-//! another strategy reads those keys from the pods instead (same decisions, slower).
+//! [`PlanInput::new`] with the cache's pods in its order ([`PodFactsCache::pods`]), whose indexes its
+//! actions use. When the source no longer holds a pod a step needs at the cached version, the plan has no
+//! actions and lists the pod in [`Plan::unavailable`]: sync the cache and plan again. The priority and
+//! scatter keys follow the strategy given to [`PodFactsCache::set_ordering`]; a plan for a CloneSet with
+//! another strategy reads those keys from the whole pods instead (same decisions, slower).
 //!
 //! ```
+//! use std::collections::HashMap;
 //! use std::sync::Arc;
 //! use k8s_openapi::api::core::v1::Pod;
 //! use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
 //! use kruise_api::apps::v1beta1::CloneSet;
-//! use kruise_schedule::cloneset::{plan, Options, PlanInput, PodFactsCache, Revisions, SeededIds};
+//! use kruise_schedule::cloneset::{plan, Options, PlanInput, PodFactsCache, PodSource, Revisions, SeededIds};
+//!
+//! /// The pod store: pods by name.
+//! struct Store(HashMap<String, Arc<Pod>>);
+//!
+//! impl PodSource for Store {
+//!     fn pod_at(&self, _namespace: &str, name: &str, version: &str) -> Option<Arc<Pod>> {
+//!         self.0.get(name).filter(|pod| pod.metadata.resource_version.as_deref() == Some(version)).cloned()
+//!     }
+//! }
 //!
 //! let cloneset: CloneSet = serde_json::from_value(serde_json::json!({
 //!     "apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
@@ -56,22 +72,25 @@
 //!         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
 //!     })).unwrap()
 //! };
+//! let mut store = Store(HashMap::new());
 //! let mut cache = PodFactsCache::for_cloneset(&cloneset);
-//! cache.apply(Arc::new(pod("web-1", "10")));       // the informer's events
-//! cache.apply(Arc::new(pod("web-2", "11")));
-//! cache.apply(Arc::new(pod("web-3", "12")));
+//! for (name, version) in [("web-1", "10"), ("web-2", "11"), ("web-3", "12")] {
+//!     let pod = pod(name, version);
+//!     cache.apply(&pod);                                // the informer's events
+//!     store.0.insert(name.to_owned(), Arc::new(pod));
+//! }
 //! let now = "2024-05-01T10:00:00Z".parse::<Timestamp>().unwrap().to_zoned(TimeZone::UTC);
 //! let options = Options::default();
 //! let revisions = Revisions::named("web-a", "web-a");
 //! let ids = SeededIds::new(1);
-//! let input = PlanInput::from_cache(&cloneset, &cache, revisions, &now, &options, &ids);
+//! let input = PlanInput::from_cache(&cloneset, (&cache, &store), revisions, &now, &options, &ids);
 //! let planned = plan(&input);
 //! assert_eq!(planned.diff.scale_down_num, 1);
-//! // Action indexes refer to the cache's pods; the plan equals the plan of those pods read cold.
-//! let pods: Vec<Pod> = cache.pods().iter().map(|pod| (**pod).clone()).collect();
+//! // Action indexes refer to the cache's pods; the plan equals the plan of those pods read whole.
+//! let pods: Vec<Pod> = cache.pods().map(|p| (*store.0[p.name]).clone()).collect();
 //! let cold = plan(&PlanInput::new(&cloneset, &pods, revisions, &now, &options, &SeededIds::new(1)));
 //! assert_eq!(planned.actions, cold.actions);
-//! assert_eq!(planned.expectations(cache.pods()).deletions, cold.expectations(&pods).deletions);
+//! assert_eq!(planned.expectations(&pods).deletions, cold.expectations(&pods).deletions);
 //! ```
 //!
 //! ```
@@ -116,13 +135,14 @@ mod invalid;
 mod options;
 mod order;
 mod plan;
+mod pod_source;
 mod scale;
 mod settings;
 mod status;
 mod update;
 
 pub use action::{Action, ActionKind, Rule, SpecificKind};
-pub use cache::{Applied, PodFactsCache, Synced};
+pub use cache::{Applied, PodFactsCache, PodVersion, Synced};
 pub use create::OWNER_API_VERSION;
 pub use diff::{Diff, RevisionMatch, calculate_diffs};
 pub use error::Error;
@@ -130,5 +150,6 @@ pub use input::{InstanceIds, PlanInput, Revisions, SeededIds};
 pub use invalid::{InvalidValue, Reading};
 pub use options::{DEFAULT_MAX_CREATIONS_PER_PLAN, FeatureGateError, Options};
 pub use plan::{Expectations, Plan, SkippedPod, Step, plan};
+pub use pod_source::{NoPods, PodSource};
 
 pub use crate::planning::{PlanRule, Target, UpdateHow};

@@ -8,6 +8,7 @@ use kruise_api::scatter::UpdateScatterTerm;
 
 use super::facts::{self, PodFacts};
 use super::plan::Ctx;
+use super::pod_source::WholePod;
 use crate::pod_view::State;
 use crate::sort::LatestFirst;
 use crate::sort::active::ActiveKey;
@@ -152,8 +153,7 @@ fn full<'a, K: Ord>(
     let len = candidates.len();
     let sorted = select::first_k(candidates, len, key);
     // The scatter sorter works on positions into `sorted`.
-    let pods: Vec<&k8s_openapi::api::core::v1::Pod> =
-        sorted.iter().map(|facts| facts.pod).collect();
+    let pods: Vec<WholePod<'a>> = sorted.iter().map(|facts| ctx.pod(facts)).collect();
     let mut order: Vec<usize> = (0..sorted.len()).collect();
     let terms = ctx
         .settings
@@ -186,9 +186,10 @@ fn totals(ctx: &Ctx<'_>, terms: &[UpdateScatterTerm], term: &UpdateScatterTerm) 
         .facts
         .pods
         .iter()
-        .filter(|facts| match position {
-            Some(position) => facts.matches_scatter(position, term),
-            None => scatter::matches(facts.pod, term),
+        .filter(|facts| {
+            position
+                .and_then(|position| facts.matches_scatter(position, term))
+                .unwrap_or_else(|| scatter::matches(&*ctx.pod(facts), term))
         })
         .count();
     (matched, ctx.facts.pods.len() - matched)
@@ -205,7 +206,7 @@ fn one_term<'a, K: Ord>(
 ) -> Vec<&'a PodFacts<'a>> {
     let (mut matched, unmatched): (Vec<&'a PodFacts<'a>>, Vec<&'a PodFacts<'a>>) = candidates
         .iter()
-        .partition(|facts| facts.matches_scatter(0, term));
+        .partition(|facts| facts.matches_scatter(0, term).unwrap_or(false));
     if matched.len() <= 1 || unmatched.len() <= 1 {
         return select::first_k(candidates, k, key);
     }

@@ -17,6 +17,7 @@ use super::error::Error;
 use super::facts::{self, Facts, PodFacts};
 use super::input::PlanInput;
 use super::invalid::InvalidValue;
+use super::pod_source::{Loader, NoPods, WholePod};
 use super::settings::Settings;
 use super::{scale, status, update};
 
@@ -73,6 +74,10 @@ pub struct Plan {
     /// malformed in-place update state annotation): the other pods go on (upstream stops the whole CloneSet's
     /// update at such a pod). A controller reports each, for example as a Warning Event.
     pub skipped: Vec<SkippedPod>,
+    /// For a plan from a cache: the pods (by index) whose whole pod a step needed and the
+    /// [`super::PodSource`] no longer held at the cached `resourceVersion` (they changed since the cache
+    /// read them). When any is listed the plan has no actions: bring the cache up to date and plan again.
+    pub unavailable: Vec<usize>,
 }
 
 /// A pod the plan left out, and why.
@@ -128,11 +133,18 @@ pub(crate) struct Ctx<'a> {
     pub(crate) facts: Facts<'a>,
     pub(crate) workload: Workload<'a>,
     pub(crate) now: Timestamp,
+    /// Reads the whole pods of a plan from a cache.
+    pub(crate) loader: &'a Loader<'a>,
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn pod(&self, facts: &PodFacts<'a>) -> &'a Pod {
-        facts.pod
+    /// The whole pod: an input pod, or for a plan from a cache the pod its source holds at the cached
+    /// version.
+    pub(crate) fn pod(&self, facts: &PodFacts<'a>) -> WholePod<'a> {
+        match facts.pod {
+            Some(pod) => WholePod::Borrowed(pod),
+            None => self.loader.load(facts.index),
+        }
     }
 
     pub(crate) fn active_len(&self) -> i64 {
@@ -141,8 +153,9 @@ impl<'a> Ctx<'a> {
 
     pub(crate) fn sort_by_name(&self, pods: &mut [&PodFacts<'a>]) {
         pods.sort_by(|a, b| {
-            crate::pod_view::name(a.pod)
-                .cmp(crate::pod_view::name(b.pod))
+            self.facts
+                .name(a)
+                .cmp(self.facts.name(b))
                 .then(a.index.cmp(&b.index))
         });
     }
@@ -203,11 +216,28 @@ impl<'a> Ctx<'a> {
 /// See the [module documentation](super) for an example.
 #[must_use]
 pub fn plan(input: &PlanInput<'_>) -> Plan {
+    let loader = match input.cache {
+        Some((cache, source)) => Loader::new(Some(cache), source),
+        None => Loader::new(None, &NoPods),
+    };
+    let mut plan = plan_with(input, &loader);
+    plan.unavailable = loader.missing();
+    if !plan.unavailable.is_empty() {
+        plan.actions.clear();
+        plan.skipped.clear();
+        plan.stopped = None;
+        plan.step = Step::Idle;
+    }
+    plan
+}
+
+/// [`plan`], reading the whole pods of a plan from a cache with `loader`.
+fn plan_with<'a>(input: &'a PlanInput<'a>, loader: &'a Loader<'a>) -> Plan {
     let settings = Settings::of(input.cloneset, input.options);
     let now = input.now.timestamp();
     let (current, update) = (input.revisions.current, input.revisions.update);
     let facts = match input.cache {
-        Some(cache) => cache.facts(&settings, current, update, now),
+        Some((cache, _)) => cache.facts(&settings, (current, update), now, loader),
         None => facts::collect(input.pods, &settings, current, update, now),
     };
     let workload = Workload::cloneset(input.cloneset.spec.lifecycle.as_ref())
@@ -218,6 +248,7 @@ pub fn plan(input: &PlanInput<'_>) -> Plan {
         facts,
         workload,
         now,
+        loader,
     };
     let same = input.revisions.current == input.revisions.update;
     let scale_diff = diff::diff(
@@ -265,6 +296,7 @@ pub fn plan(input: &PlanInput<'_>) -> Plan {
         invalid: ctx.settings.invalid.clone(),
         stopped: failure.map(|(_, error)| error),
         skipped,
+        unavailable: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ use super::diff::Diff;
 use super::error::Error;
 use super::facts::{PodFacts, READY, SPECIFIED, UPDATED_FOR_SCALE};
 use super::plan::Ctx;
+use super::pod_source::WholePod;
 use crate::planning::Target;
 use crate::pod_view::{self, State};
 use crate::sort::deletion::DeletionKey;
@@ -50,7 +51,7 @@ pub(crate) fn scale(ctx: &Ctx<'_>, diff: &Diff) -> Result<Option<Vec<Action>>, E
             if pod.has(SPECIFIED) {
                 continue;
             }
-            if let Some(transition) = ctx.workload.cancel_delete(ctx.pod(pod), ctx.input.now)? {
+            if let Some(transition) = ctx.workload.cancel_delete(&ctx.pod(pod), ctx.input.now)? {
                 actions.push(Action {
                     kind: ActionKind::Lifecycle {
                         pod: pod.index,
@@ -147,7 +148,7 @@ fn choose<'f, 'a>(
 ) -> Vec<(&'f PodFacts<'a>, Target, usize, usize)> {
     let count = usize::try_from(count).unwrap_or(0).min(group.len());
     // The rankers read the group's pods by position.
-    let pods: Vec<&k8s_openapi::api::core::v1::Pod> = group.iter().map(|p| p.pod).collect();
+    let pods: Vec<WholePod<'a>> = group.iter().map(|p| ctx.pod(p)).collect();
     let indexes: Vec<usize> = (0..group.len()).collect();
     let constraints: Vec<&str> = ctx
         .input
@@ -184,7 +185,7 @@ fn choose<'f, 'a>(
         facts.map(|f| DeletionKey {
             active: ctx.facts.sort_key(f).1,
             available: Some(f.has(super::facts::AVAILABLE)),
-            cost: crate::sort::deletion::deletion_cost(f.pod),
+            cost: ctx.facts.deletion_cost(f),
             rank,
         })
     });
@@ -214,6 +215,7 @@ fn delete(
     actions: &mut Vec<Action>,
 ) -> Result<(), Error> {
     let pod = ctx.pod(facts);
+    let pod: &k8s_openapi::api::core::v1::Pod = &pod;
     match ctx.workload.delete_wanted(pod, ctx.input.now)? {
         DeleteDecision::Hold(transition) => {
             if !transition.is_noop() {
@@ -274,8 +276,12 @@ fn create_pods(ctx: &Ctx<'_>, diff: &Diff) -> Result<Vec<Action>, Error> {
         .unwrap_or(0)
         .min(count);
     let cloneset = ctx.input.cloneset;
-    let active: Vec<&k8s_openapi::api::core::v1::Pod> =
-        ctx.facts.pods.iter().map(|p| ctx.pod(p)).collect();
+    let active: Vec<&str> = ctx
+        .facts
+        .pods
+        .iter()
+        .map(|p| ctx.facts.instance_id(p))
+        .collect();
     let ids = create::instance_ids(
         cloneset,
         count,

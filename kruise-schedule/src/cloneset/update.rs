@@ -20,6 +20,7 @@ use super::error::Error;
 use super::facts::{AVAILABLE, CURRENT, GRACE, NEEDS_REFRESH, NO_TEMPLATE_HASH, PodFacts, UPDATED};
 use super::order;
 use super::plan::{Ctx, Requeue, SkippedPod, Step};
+use super::pod_source::ABSENT;
 use crate::planning::{Target, UpdateHow};
 use crate::pod_view::State;
 
@@ -37,7 +38,13 @@ pub(crate) fn update(
     let mut refreshed: HashSet<usize> = HashSet::new();
     let mut modified = false;
     for facts in &ctx.facts.pods {
-        let pod = facts.pod;
+        let lifecycle_changing = matches!(
+            facts.state,
+            State::PreparingNormal | State::PreparingUpdate | State::Updating | State::Updated
+        );
+        // The whole pod is read only for the pods these steps may write to.
+        let whole = (facts.has(NEEDS_REFRESH) || lifecycle_changing).then(|| ctx.pod(facts));
+        let pod: &k8s_openapi::api::core::v1::Pod = whole.as_deref().unwrap_or(&ABSENT);
         if facts.has(NEEDS_REFRESH) {
             let outcome = match kruise_inplace::refresh(pod, ctx.now, &options) {
                 Ok(outcome) => outcome,
@@ -63,10 +70,7 @@ pub(crate) fn update(
                 });
             }
         }
-        if matches!(
-            facts.state,
-            State::PreparingNormal | State::PreparingUpdate | State::Updating | State::Updated
-        ) {
+        if lifecycle_changing {
             let input = RefreshInput {
                 update_completed: facts.state == State::Updating
                     && kruise_inplace::completion::is_completed(pod, &options),
@@ -313,7 +317,8 @@ impl<'c, 'a> Updater<'c, 'a> {
         actions: &mut Vec<Action>,
         requeue: &mut Requeue,
     ) -> Result<(), Error> {
-        let pod = facts.pod;
+        let whole = self.ctx.pod(facts);
+        let pod: &k8s_openapi::api::core::v1::Pod = &whole;
         let policy = &self.ctx.settings.policy;
         let in_place = matches!(
             policy,

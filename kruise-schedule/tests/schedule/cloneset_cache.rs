@@ -1,8 +1,9 @@
-//! The incremental path of the CloneSet planner: a plan from a `PodFactsCache` is exactly the plan from the
-//! cache's pods (same order), for random fleets, random CloneSet settings and `now`, also after random pod
-//! updates, inserts and deletes applied to the cache one event at a time, and after the CloneSet's priority
-//! or scatter strategy changes (stale cached keys, then `set_ordering`). Plus unit tests of the cache's
-//! bookkeeping (insert, update, `resourceVersion` skip, remove, relist).
+//! The incremental path of the CloneSet planner: a plan from a `PodFactsCache` (facts only, whole pods read
+//! from a `PodSource` for the steps that act on them) is exactly the plan from the cache's pods (same
+//! order), for random fleets, random CloneSet settings and `now`, also after random pod updates, inserts and
+//! deletes applied to the cache one event at a time, and after the CloneSet's priority or scatter strategy
+//! changes (stale cached keys, then `set_ordering`); the pods it reads whole are the pods it acts on. Plus
+//! unit tests of the cache's bookkeeping (insert, update, `resourceVersion` skip, remove, relist).
 
 #![allow(
     clippy::unwrap_used,
@@ -14,7 +15,8 @@
 
 use crate::support::rollout;
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::support::rollout::planning::cloneset;
@@ -24,7 +26,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp, tz::TimeZone};
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_inplace::calculate::RevisionRef;
 use kruise_schedule::cloneset::{
-    Applied, Options, Plan, PlanInput, PodFactsCache, Revisions, SeededIds, Synced, plan,
+    Applied, Options, Plan, PlanInput, PodFactsCache, PodSource, PodVersion, Revisions, SeededIds,
+    Synced, plan,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -355,9 +358,76 @@ fn data(cs: &CloneSet) -> Data {
     }
 }
 
+/// The whole pods behind a cache, as a controller's pod store holds them; remembers which pods a plan read.
+#[derive(Default)]
+struct Store {
+    pods: HashMap<(String, String), Arc<Pod>>,
+    reads: RefCell<BTreeSet<String>>,
+}
+
+impl PodSource for Store {
+    fn pod_at(&self, namespace: &str, name: &str, resource_version: &str) -> Option<Arc<Pod>> {
+        self.reads.borrow_mut().insert(name.to_owned());
+        let pod = self.pods.get(&(namespace.to_owned(), name.to_owned()))?;
+        (pod.metadata.resource_version.as_deref().unwrap_or("") == resource_version)
+            .then(|| Arc::clone(pod))
+    }
+}
+
+impl Store {
+    /// Applies `pod` to the cache and, unless the cache skipped it, to the store.
+    fn apply(&mut self, cache: &mut PodFactsCache, pod: Pod) -> Applied {
+        let applied = cache.apply(&pod);
+        if applied != Applied::Unchanged {
+            self.put(pod);
+        }
+        applied
+    }
+
+    fn put(&mut self, pod: Pod) {
+        let key = (
+            pod.metadata.namespace.clone().unwrap_or_default(),
+            pod.metadata.name.clone().unwrap_or_default(),
+        );
+        self.pods.insert(key, Arc::new(pod));
+    }
+
+    fn remove(&mut self, cache: &mut PodFactsCache, name: &str) -> bool {
+        self.pods.remove(&("default".to_owned(), name.to_owned()));
+        cache.remove("default", name)
+    }
+
+    /// The whole pod of `version`.
+    fn whole(&self, version: PodVersion<'_>) -> Arc<Pod> {
+        Arc::clone(&self.pods[&(version.namespace.to_owned(), version.name.to_owned())])
+    }
+
+    /// The cache's pods, whole, in the cache's order.
+    fn in_order(&self, cache: &PodFactsCache) -> Vec<Pod> {
+        cache
+            .pods()
+            .map(|version| (*self.whole(version)).clone())
+            .collect()
+    }
+
+    fn take_reads(&self) -> BTreeSet<String> {
+        std::mem::take(&mut *self.reads.borrow_mut())
+    }
+}
+
+/// The pods a plan writes to or holds: every pod its actions name.
+fn acted_on(plan: &Plan, cache: &PodFactsCache) -> BTreeSet<String> {
+    plan.actions
+        .iter()
+        .filter_map(|action| action.kind.pod())
+        .map(|index| cache.pod(index).unwrap().name.to_owned())
+        .collect()
+}
+
 fn plan_both(
     cs: &CloneSet,
     cache: &PodFactsCache,
+    store: &Store,
     known: bool,
     options: &Options,
     now: Timestamp,
@@ -381,7 +451,7 @@ fn plan_both(
         known: if known { &refs } else { &[] },
     };
     let zoned = now.to_zoned(TimeZone::UTC);
-    let pods: Vec<Pod> = cache.pods().iter().map(|pod| (**pod).clone()).collect();
+    let pods = store.in_order(cache);
     let cold = plan(&PlanInput::new(
         cs,
         &pods,
@@ -390,9 +460,10 @@ fn plan_both(
         options,
         &SeededIds::new(3),
     ));
+    store.take_reads();
     let cached = plan(&PlanInput::from_cache(
         cs,
-        cache,
+        (cache, store),
         revisions,
         &zoned,
         options,
@@ -406,21 +477,23 @@ fn plan_both(
 fn check_same(
     cs: &CloneSet,
     cache: &PodFactsCache,
+    store: &Store,
     known: bool,
     options: &Options,
     now: Timestamp,
 ) -> Result<(), TestCaseError> {
     let mut steady = cs.clone();
-    let active = cache
-        .pods()
+    let active = store
+        .in_order(cache)
         .iter()
         .filter(|pod| kruise_api::pod::is_active(pod))
         .count();
     steady.spec.replicas = Some(i32::try_from(active).unwrap());
     for cs in [cs, &steady] {
-        let (cold, cached, pods) = plan_both(cs, cache, known, options, now);
+        let (cold, cached, pods) = plan_both(cs, cache, store, known, options, now);
+        prop_assert!(cached.unavailable.is_empty());
         prop_assert_eq!(format!("{cold:#?}"), format!("{cached:#?}"));
-        prop_assert_eq!(cold.expectations(&pods), cached.expectations(cache.pods()));
+        prop_assert_eq!(cold.expectations(&pods), cached.expectations(&pods));
     }
     Ok(())
 }
@@ -479,20 +552,21 @@ proptest! {
         } else {
             PodFactsCache::new()
         };
+        let mut store = Store::default();
         let mut version = 1u64;
         let mut next_name = 0usize;
         for g in &pods {
-            prop_assert_eq!(cache.apply(build_pod(&format!("p{next_name}"), version, g, now)), Applied::Inserted);
+            prop_assert_eq!(store.apply(&mut cache, build_pod(&format!("p{next_name}"), version, g, now)), Applied::Inserted);
             next_name += 1;
             version += 1;
         }
-        check_same(&cs, &cache, known, &options, now)?;
+        check_same(&cs, &cache, &store, known, &options, now)?;
         for event in events {
             let replay = matches!(event, Event::Replay(..));
             match event {
                 Event::Update(i, g) | Event::Replay(i, g) if !cache.is_empty() => {
                     let at = usize::from(i) % cache.len();
-                    let old = cache.pods()[at].clone();
+                    let old = store.whole(cache.pod(at).unwrap());
                     let name = old.metadata.name.clone().unwrap();
                     let rv = if replay {
                         old.metadata.resource_version.clone().unwrap().parse().unwrap()
@@ -500,39 +574,39 @@ proptest! {
                         version += 1;
                         version
                     };
-                    let applied = cache.apply(build_pod(&name, rv, &g, now));
+                    let applied = store.apply(&mut cache, build_pod(&name, rv, &g, now));
                     prop_assert_eq!(applied, if replay { Applied::Unchanged } else { Applied::Updated });
                     if replay {
-                        prop_assert!(Arc::ptr_eq(&old, &cache.pods()[at]));
+                        let old_version = old.metadata.resource_version.as_deref().unwrap();
+                        prop_assert!(cache.is_current("default", &name, old_version));
                     }
                 }
                 Event::Delete(i) if !cache.is_empty() => {
                     let at = usize::from(i) % cache.len();
-                    let name = cache.pods()[at].metadata.name.clone().unwrap();
+                    let name = cache.pod(at).unwrap().name.to_owned();
                     let len = cache.len();
-                    prop_assert!(cache.remove("default", &name).is_some());
+                    prop_assert!(store.remove(&mut cache, &name));
                     prop_assert_eq!(cache.len(), len - 1);
-                    prop_assert!(cache.get("default", &name).is_none());
+                    prop_assert!(cache.position("default", &name).is_none());
                 }
                 Event::Insert(g) => {
                     version += 1;
-                    let applied = cache.apply(build_pod(&format!("p{next_name}"), version, &g, now));
+                    let applied = store.apply(&mut cache, build_pod(&format!("p{next_name}"), version, &g, now));
                     prop_assert_eq!(applied, Applied::Inserted);
                     next_name += 1;
                 }
                 Event::Settings(s, follow) => {
                     cs = build_cloneset(&s, cache.len());
                     if follow {
-                        cache.set_ordering(&cs);
+                        cache.set_ordering(&cs, &store);
                     }
                 }
                 Event::Sync(mask, updated, update, insert) => {
                     let mut view: Vec<Arc<Pod>> = cache
                         .pods()
-                        .iter()
                         .enumerate()
                         .filter(|(at, _)| mask & (1 << (at % 32)) != 0)
-                        .map(|(_, pod)| Arc::clone(pod))
+                        .map(|(_, pod)| store.whole(pod))
                         .collect();
                     let kept = view.len();
                     let mut applied = 0;
@@ -549,25 +623,48 @@ proptest! {
                     applied += 1;
                     let removed = cache.len() - kept;
                     view.reverse();
-                    let synced = cache.sync(view.iter().cloned());
+                    // A controller's view as whole pods (`sync`) or as versions, read when changed (`sync_with`).
+                    let synced = if mask & (1 << 31) == 0 {
+                        cache.sync(view.iter().cloned())
+                    } else {
+                        let versions: Vec<PodVersion<'_>> = view
+                            .iter()
+                            .map(|pod| PodVersion {
+                                namespace: "default",
+                                name: pod.metadata.name.as_deref().unwrap(),
+                                resource_version: pod.metadata.resource_version.as_deref().unwrap(),
+                            })
+                            .collect();
+                        let mut reads = 0;
+                        let synced = cache.sync_with(versions, |version| {
+                            reads += 1;
+                            view.iter().find(|pod| pod.metadata.name.as_deref() == Some(version.name)).cloned()
+                        });
+                        // Only the changed and the new pod are read.
+                        prop_assert_eq!(reads, applied);
+                        synced
+                    };
                     prop_assert_eq!(synced, Synced { applied, removed });
-                    let mut names: Vec<_> = cache.pods().iter().map(|p| p.metadata.name.clone()).collect();
+                    store.pods.clear();
+                    for pod in &view {
+                        store.put((**pod).clone());
+                    }
+                    let mut names: Vec<_> = cache.pods().map(|p| Some(p.name.to_owned())).collect();
                     let mut expected: Vec<_> = view.iter().map(|p| p.metadata.name.clone()).collect();
                     names.sort();
                     expected.sort();
                     prop_assert_eq!(names, expected);
                     for pod in &view {
-                        let stored = cache.get("default", pod.metadata.name.as_deref().unwrap()).unwrap();
-                        prop_assert!(Arc::ptr_eq(stored, pod));
+                        let (name, version) = (pod.metadata.name.as_deref().unwrap(), pod.metadata.resource_version.as_deref().unwrap());
+                        prop_assert!(cache.is_current("default", name, version));
                     }
                 }
                 _ => {}
             }
-            check_same(&cs, &cache, known, &options, now)?;
+            check_same(&cs, &cache, &store, known, &options, now)?;
             // Every stored pod is found under its name, at its position.
-            for (position, pod) in cache.pods().iter().enumerate() {
-                let found = cache.get("default", pod.metadata.name.as_deref().unwrap()).unwrap();
-                prop_assert!(Arc::ptr_eq(found, &cache.pods()[position]));
+            for (position, pod) in cache.pods().enumerate() {
+                prop_assert_eq!(cache.position(pod.namespace, pod.name), Some(position));
             }
         }
     }
@@ -600,24 +697,24 @@ fn apply_inserts_updates_and_skips_the_same_resource_version() {
         cache.apply(simple_pod("a", Some("1"), "new_rev")),
         Applied::Unchanged
     );
-    assert_eq!(
-        rollout::sim::label(
-            cache.get("default", "a").unwrap(),
-            "controller-revision-hash"
-        ),
-        "old_rev"
-    );
-    // A new resourceVersion replaces the pod in place.
+    assert_eq!(cache.revision(0), Some("old_rev"));
+    // A new resourceVersion replaces the pod's facts in place.
     assert_eq!(
         cache.apply(simple_pod("a", Some("3"), "new_rev")),
         Applied::Updated
     );
     assert_eq!(cache.len(), 2);
-    assert_eq!(cache.pods()[0].metadata.name.as_deref(), Some("a"));
     assert_eq!(
-        rollout::sim::label(&cache.pods()[0], "controller-revision-hash"),
-        "new_rev"
+        cache.pod(0),
+        Some(PodVersion {
+            namespace: "default",
+            name: "a",
+            resource_version: "3"
+        })
     );
+    assert_eq!(cache.revision(0), Some("new_rev"));
+    assert!(cache.is_current("default", "a", "3"));
+    assert!(!cache.is_current("default", "a", "1"));
     // Without a resourceVersion a pod is always taken.
     assert_eq!(
         cache.apply(simple_pod("b", None, "new_rev")),
@@ -627,11 +724,13 @@ fn apply_inserts_updates_and_skips_the_same_resource_version() {
         cache.apply(simple_pod("b", None, "new_rev")),
         Applied::Updated
     );
+    assert!(!cache.is_current("default", "b", ""));
     // Another namespace is another pod.
     let mut other = simple_pod("a", Some("1"), "old_rev");
     other.metadata.namespace = Some("other".into());
-    assert_eq!(cache.apply(other), Applied::Inserted);
+    assert_eq!(cache.apply(&other), Applied::Inserted);
     assert_eq!(cache.len(), 3);
+    assert_eq!(cache.pod(2).map(|pod| pod.namespace), Some("other"));
 }
 
 #[test]
@@ -640,30 +739,23 @@ fn remove_moves_the_last_pod_into_the_hole() {
     for (i, name) in ["a", "b", "c", "d"].iter().enumerate() {
         cache.apply(simple_pod(name, Some(&i.to_string()), "old_rev"));
     }
-    let removed = cache.remove("default", "b").unwrap();
-    assert_eq!(removed.metadata.name.as_deref(), Some("b"));
-    let names: Vec<_> = cache
-        .pods()
-        .iter()
-        .map(|p| p.metadata.name.clone().unwrap())
-        .collect();
+    assert!(cache.remove("default", "b"));
+    let names: Vec<_> = cache.pods().map(|p| p.name).collect();
     assert_eq!(names, ["a", "d", "c"]);
-    assert!(Arc::ptr_eq(
-        cache.get("default", "d").unwrap(),
-        &cache.pods()[1]
-    ));
-    assert!(cache.remove("default", "b").is_none());
-    assert!(cache.remove("elsewhere", "a").is_none());
-    assert!(cache.remove_pod(&simple_pod("d", None, "x")).is_some());
-    assert!(cache.remove_pod(&simple_pod("c", None, "x")).is_some());
-    assert!(cache.remove("default", "a").is_some());
+    assert_eq!(cache.position("default", "d"), Some(1));
+    assert!(!cache.remove("default", "b"));
+    assert!(!cache.remove("elsewhere", "a"));
+    assert!(cache.remove_pod(&simple_pod("d", None, "x")));
+    assert!(cache.remove_pod(&simple_pod("c", None, "x")));
+    assert!(cache.remove("default", "a"));
     assert!(cache.is_empty());
-    // Re-inserting after everything was removed works (positions and interned revisions were released).
+    // Re-inserting after everything was removed works (positions and interned strings were released).
     assert_eq!(
         cache.apply(simple_pod("a", Some("9"), "new_rev")),
         Applied::Inserted
     );
     assert_eq!(cache.len(), 1);
+    assert_eq!(cache.revision(0), Some("new_rev"));
 }
 
 #[test]
@@ -675,13 +767,17 @@ fn plans_from_the_cache_follow_pod_events() {
     let options = Options::default();
     let now = rollout::planning::now();
     let mut cache = PodFactsCache::for_cloneset(&cs);
+    let mut store = Store::default();
     for (i, name) in ["a", "b", "c"].iter().enumerate() {
-        cache.apply(simple_pod(name, Some(&i.to_string()), "old_rev"));
+        store.apply(
+            &mut cache,
+            simple_pod(name, Some(&i.to_string()), "old_rev"),
+        );
     }
     let revisions = Revisions::named("old_rev", "new_rev");
     let first = plan(&PlanInput::from_cache(
         &cs,
-        &cache,
+        (&cache, &store),
         revisions,
         &now,
         &options,
@@ -689,13 +785,15 @@ fn plans_from_the_cache_follow_pod_events() {
     ));
     // One pod is updated (recreate: marked for deletion), within maxUnavailable 1.
     assert_eq!(first.actions.len(), 1);
-    let marked = first.actions[0].object_name(cache.pods(), &[]).to_owned();
+    let marked: Vec<_> = acted_on(&first, &cache).into_iter().collect();
+    assert_eq!(marked.len(), 1);
+    let marked = marked[0].clone();
     // The pod comes back at the new revision: the next plan takes the next one.
-    cache.remove("default", &marked);
-    cache.apply(simple_pod(&marked, Some("10"), "new_rev"));
+    store.remove(&mut cache, &marked);
+    store.apply(&mut cache, simple_pod(&marked, Some("10"), "new_rev"));
     let second = plan(&PlanInput::from_cache(
         &cs,
-        &cache,
+        (&cache, &store),
         revisions,
         &now,
         &options,
@@ -703,7 +801,7 @@ fn plans_from_the_cache_follow_pod_events() {
     ));
     assert_eq!(second.status.updated_replicas, 1);
     assert_eq!(second.actions.len(), 1);
-    assert_ne!(second.actions[0].object_name(cache.pods(), &[]), marked);
+    assert!(!acted_on(&second, &cache).contains(&marked));
 }
 
 #[test]
@@ -716,6 +814,122 @@ fn replace_all_relists() {
             .map(|name| Arc::new(simple_pod(name, Some("5"), "new_rev"))),
     );
     assert_eq!(cache.len(), 2);
-    assert!(cache.get("default", "gone").is_none());
-    assert!(cache.get("default", "b").is_some());
+    assert!(cache.position("default", "gone").is_none());
+    assert!(cache.position("default", "b").is_some());
+}
+
+/// A fleet of `ready` Ready pods at `old_rev`, all `Normal`, in the cache and the store.
+fn ready_fleet(count: usize) -> (PodFactsCache, Store) {
+    let mut cache = PodFactsCache::new();
+    let mut store = Store::default();
+    for i in 0..count {
+        let mut pod = simple_pod(&format!("p{i:02}"), Some(&(i + 1).to_string()), "old_rev");
+        pod.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("lifecycle.apps.kruise.io/state".into(), "Normal".into());
+        store.apply(&mut cache, pod);
+    }
+    (cache, store)
+}
+
+#[test]
+fn a_plan_from_the_cache_reads_whole_only_the_pods_it_acts_on() {
+    let cs = cloneset(&json!({
+        "replicas": 20,
+        "updateStrategy": {"type": "InPlaceIfPossible", "rollingUpdate": {"maxUnavailable": 3}},
+    }));
+    let options = Options::default();
+    let now = rollout::planning::now();
+    let (mut cache, store) = ready_fleet(20);
+    cache.set_ordering(&cs, &store);
+    // At rest (every pod at the update revision): nothing is read whole.
+    let rest = plan(&PlanInput::from_cache(
+        &cs,
+        (&cache, &store),
+        Revisions::named("old_rev", "old_rev"),
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ));
+    assert_eq!(rest.actions.len(), 0);
+    assert_eq!(rest.status.ready_replicas, 20);
+    assert_eq!(store.take_reads(), BTreeSet::new());
+    // A rollout: the three pods within maxUnavailable are read whole, and only they.
+    let rollout = plan(&PlanInput::from_cache(
+        &cs,
+        (&cache, &store),
+        Revisions::named("old_rev", "new_rev"),
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ));
+    let acted = acted_on(&rollout, &cache);
+    assert_eq!(acted.len(), 3);
+    assert_eq!(store.take_reads(), acted);
+    // The same decisions as the plan of the whole pods.
+    let pods = store.in_order(&cache);
+    let cold = plan(&PlanInput::new(
+        &cs,
+        &pods,
+        Revisions::named("old_rev", "new_rev"),
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ));
+    assert_eq!(format!("{cold:#?}"), format!("{rollout:#?}"));
+}
+
+#[test]
+fn a_pod_changed_since_the_cache_read_it_leaves_the_plan_without_actions() {
+    let cs = cloneset(&json!({
+        "replicas": 4,
+        "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}},
+    }));
+    let options = Options::default();
+    let now = rollout::planning::now();
+    let (cache, mut store) = ready_fleet(4);
+    // The store moved on for every pod (newer versions the cache has not seen yet).
+    let newer: Vec<Pod> = store
+        .pods
+        .values()
+        .map(|pod| {
+            let mut pod = (**pod).clone();
+            pod.metadata.resource_version = Some("99".into());
+            pod
+        })
+        .collect();
+    for pod in newer {
+        store.put(pod);
+    }
+    let planned = plan(&PlanInput::from_cache(
+        &cs,
+        (&cache, &store),
+        Revisions::named("old_rev", "new_rev"),
+        &now,
+        &options,
+        &SeededIds::new(1),
+    ));
+    assert_eq!(planned.unavailable.len(), 1);
+    assert!(planned.actions.is_empty());
+    assert_eq!(planned.step, kruise_schedule::cloneset::Step::Idle);
+    // The status still comes from the facts.
+    assert_eq!(planned.status.ready_replicas, 4);
+}
+
+#[test]
+fn set_ordering_drops_the_pods_the_source_no_longer_holds() {
+    let cs = cloneset(&json!({
+        "replicas": 3,
+        "updateStrategy": {"rollingUpdate": {"priorityStrategy": {"weightPriority": [
+            {"weight": 10, "matchSelector": {"matchLabels": {"zone": "a"}}}
+        ]}}},
+    }));
+    let (mut cache, mut store) = ready_fleet(3);
+    store.pods.remove(&("default".to_owned(), "p01".to_owned()));
+    assert!(cache.set_ordering(&cs, &store));
+    assert_eq!(cache.len(), 2);
+    assert!(cache.position("default", "p01").is_none());
+    assert!(!cache.set_ordering(&cs, &store));
 }

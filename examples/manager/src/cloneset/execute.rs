@@ -6,7 +6,6 @@
 //! becomes an Event.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -14,12 +13,14 @@ use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::cloneset::{Action, ActionKind, Plan, Rule, SpecificKind, Target};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
 use super::error::ReconcileError;
 use super::events::{EventRecord, Record};
 use super::request::{PodWrite, pod_writes};
+use super::whole_pods::WholePods;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
@@ -35,8 +36,8 @@ pub struct Subject<'a> {
     pub uid: &'a str,
     /// The reference Events are recorded against.
     pub reference: &'a ObjectReference,
-    /// The pods the plan indexes into.
-    pub pods: &'a [Arc<Pod>],
+    /// The pods the plan indexes into (read whole when acted on).
+    pub pods: &'a WholePods<'a>,
     /// The claims the plan indexes into.
     pub claims: &'a [PersistentVolumeClaim],
     /// `status.currentRevision` and `status.updateRevision` names.
@@ -117,7 +118,7 @@ pub async fn execute(
                 let Some(pod) = subject.pods.get(*pod) else {
                     continue;
                 };
-                delete_pod(shared, subject, &pods, pod)
+                delete_pod(shared, subject, &pods, &pod)
                     .await
                     .map_err(fail)?;
                 executed.deleted += 1;
@@ -252,6 +253,7 @@ async fn patch_pod(
     let Some(pod) = subject.pods.get(index) else {
         return patched;
     };
+    let pod: &Pod = &pod;
     let api: Api<Pod> = Api::namespaced(shared.client.clone(), subject.namespace);
     let observed = pod.metadata.resource_version.as_deref();
     let mut current: Option<String> = None;
@@ -496,9 +498,11 @@ async fn delete_pod(
         return Err(error);
     }
     // Already gone from the cache (deleted by someone else first): nothing more will be seen.
-    let still_cached = shared.pods.get(subject.uid).iter().any(|cached| {
-        cached.name_any() == pod.name_any() && cached.meta().deletion_timestamp.is_none()
-    });
+    let still_cached = shared
+        .pods
+        .informer()
+        .get(&ObjectRef::new(&pod.name_any()).within(subject.namespace))
+        .is_some_and(|cached| cached.meta().deletion_timestamp.is_none());
     if !still_cached {
         shared
             .expectations

@@ -40,6 +40,7 @@ pub mod request;
 pub mod revisions;
 pub mod status;
 pub mod watch;
+pub mod whole_pods;
 
 use std::sync::Arc;
 

@@ -14,8 +14,9 @@ use k8s_openapi::jiff::tz::TimeZone;
 use kruise_api::apps::v1beta1::CloneSet;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_inplace::calculate::RevisionRef;
-use kruise_schedule::cloneset::{PlanInput, PodFactsCache, Revisions, Step, plan};
+use kruise_schedule::cloneset::{PlanInput, PodFactsCache, PodVersion, Revisions, Step, plan};
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Resource, ResourceExt};
 
 use kruise_runtime::harness::{Retry, object_key};
@@ -25,6 +26,7 @@ use super::error::ReconcileError;
 use super::events::Record;
 use super::execute::{Subject, execute};
 use super::status;
+use super::whole_pods::{InformerPods, WholePods};
 use super::{invalid_spec, predownload, revisions};
 use crate::actions;
 use crate::expectations::Operation;
@@ -99,17 +101,24 @@ async fn reconcile_with(
         tracing::debug!(cloneset = %key, pending, "waiting for creations/deletions to show in the cache");
         return Ok(Action::requeue(Duration::from_secs(5)));
     }
-    let cached_pods = shared.pods.get(uid);
+    // The pods' versions only: a pod is decoded again only when its version is not the one its facts
+    // were read from.
+    let pod_versions = shared.pods.versions(uid);
     let mut cached_revisions = shared.revisions.get(uid);
-    let stale = cached_pods
+    let stale = pod_versions
         .iter()
-        .map(|pod| ("pod", pod.meta()))
-        .chain(cached_revisions.iter().map(|r| ("rev", r.meta())))
-        .any(|(kind, meta)| {
-            let object = key_of(kind, &namespace, meta.name.as_deref().unwrap_or(""));
-            !shared
-                .expectations
-                .version_satisfied(&object, meta.resource_version.as_deref().unwrap_or(""))
+        .map(|(pod, version)| ("pod", pod.name.as_str(), version.as_str()))
+        .chain(cached_revisions.iter().map(|r| {
+            let meta = r.meta();
+            (
+                "rev",
+                meta.name.as_deref().unwrap_or(""),
+                meta.resource_version.as_deref().unwrap_or(""),
+            )
+        }))
+        .any(|(kind, name, version)| {
+            let object = key_of(kind, &namespace, name);
+            !shared.expectations.version_satisfied(&object, version)
         });
     if stale {
         tracing::debug!(cloneset = %key, "waiting for the cache to show earlier writes");
@@ -158,12 +167,20 @@ async fn reconcile_with(
     let current_name = history::current(&cached_revisions, status_current)
         .map_or_else(|| update_name.clone(), |r| r.name_any());
 
-    // Plan, from the pod facts: only pods that changed since the last reconcile are read again, and no pod
-    // is copied (the facts hold the index's `Arc`s).
-    facts.set_ordering(cloneset);
-    facts.sync(cached_pods);
+    // Plan, from the pod facts: only pods that changed since the last reconcile are read again, and the
+    // plan reads whole only the pods it acts on (`WholePods`, kept for the execution).
+    let informer = shared.pods.informer();
+    facts.set_ordering(cloneset, &InformerPods(informer));
+    facts.sync_with(
+        pod_versions.iter().map(|(pod, version)| PodVersion {
+            namespace: pod.namespace.as_deref().unwrap_or_default(),
+            name: &pod.name,
+            resource_version: version,
+        }),
+        |pod| informer.get(&ObjectRef::new(pod.name).within(pod.namespace)),
+    );
     let facts: &PodFactsCache = facts;
-    let pods = facts.pods();
+    let pods = WholePods::new(informer, facts);
     let claims: Vec<PersistentVolumeClaim> = shared
         .claims
         .get(uid)
@@ -179,7 +196,7 @@ async fn reconcile_with(
     let plan = shared.with_ids(|ids| {
         let input = PlanInput::from_cache(
             cloneset,
-            facts,
+            (facts, &pods),
             Revisions {
                 current: &current_name,
                 update: &update_name,
@@ -200,18 +217,20 @@ async fn reconcile_with(
             .record(&reference, Record::invalid_spec(&key, invalid));
     }
     for skipped in &plan.skipped {
-        let Some(pod) = pods.get(skipped.pod) else {
+        let name = pods.name(skipped.pod);
+        if name.is_empty() {
             continue;
-        };
-        tracing::warn!(cloneset = %key, pod = %pod.name_any(), error = %skipped.error, "pod left out of the update");
+        }
+        tracing::warn!(cloneset = %key, pod = %name, error = %skipped.error, "pod left out of the update");
         shared.events.record(
             &reference,
-            Record::skipped_pod(&pod.name_any(), &skipped.error).about(
-                "Pod",
-                &namespace,
-                &pod.name_any(),
-            ),
+            Record::skipped_pod(name, &skipped.error).about("Pod", &namespace, name),
         );
+    }
+    if !plan.unavailable.is_empty() {
+        // A pod the plan needs whole changed since its facts were read: plan again from its new version.
+        tracing::debug!(cloneset = %key, changed = plan.unavailable.len(), "pods changed while planning");
+        return Ok(Action::requeue(CACHE_WAIT));
     }
     if plan.diff.scale_up_num > plan.diff.scale_up_limit {
         shared.events.record(
@@ -231,7 +250,10 @@ async fn reconcile_with(
             tracing::debug!(
                 cloneset = %key,
                 action = action.kind.name(),
-                object = action.object_name(pods, &claims),
+                object = action
+                    .kind
+                    .pod()
+                    .map_or_else(|| action.object_name::<Pod>(&[], &claims), |index| pods.name(index)),
                 reason = %action.reason(),
             );
         }
@@ -260,7 +282,7 @@ async fn reconcile_with(
             namespace: &namespace,
             uid,
             reference: &reference,
-            pods,
+            pods: &pods,
             claims: &claims,
             revisions: (&current_name, &update_name),
             now: now.timestamp(),
@@ -293,7 +315,7 @@ async fn reconcile_with(
             predownload::delete_jobs(shared, cloneset).await;
         }
     }
-    if let Some(live) = status::live_pods_to_delete(cloneset, pods) {
+    if let Some(live) = status::live_pods_to_delete(cloneset, facts.pods().map(|pod| pod.name)) {
         let base = current.as_ref().unwrap_or(cloneset);
         if let Err(error) = status::write_pods_to_delete(&clonesets, base, &live).await {
             tracing::debug!(cloneset = %key, %error, "podsToDelete not truncated this time");
@@ -302,7 +324,7 @@ async fn reconcile_with(
     truncate_history(
         &revision_api,
         cloneset,
-        pods,
+        facts,
         &cached_revisions,
         &current_name,
         &update_name,
@@ -325,7 +347,8 @@ async fn reconcile_with(
         diff = ?plan.diff,
         generation = cloneset.metadata.generation,
         pods_to_delete = ?cloneset.spec.scale_strategy.pods_to_delete,
-        pods = pods.len(),
+        pods = facts.len(),
+        pods_read = pods.read_count(),
         "reconciled"
     );
     let mut requeue = [plan.requeue_after, executed.requeue_after]
@@ -343,14 +366,13 @@ async fn reconcile_with(
 async fn truncate_history(
     api: &Api<ControllerRevision>,
     cloneset: &CloneSet,
-    pods: &[Arc<Pod>],
+    facts: &PodFactsCache,
     sorted: &[Arc<ControllerRevision>],
     current: &str,
     update: &str,
 ) {
-    let mut live: BTreeSet<&str> = pods
-        .iter()
-        .map(|pod| kruise_api::pod::revision(pod))
+    let mut live: BTreeSet<&str> = (0..facts.len())
+        .filter_map(|index| facts.revision(index))
         .collect();
     live.insert(current);
     live.insert(update);

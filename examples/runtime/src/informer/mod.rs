@@ -169,6 +169,34 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Indexed<K> {
             .collect()
     }
 
+    /// The references and `resourceVersion`s (`""` without one) of the stored objects with index key
+    /// `key` (in no particular order), without decoding them: for a cache that keeps what it read of each
+    /// object version and reads again only the objects whose version changed.
+    #[must_use]
+    pub fn versions(&self, key: &str) -> Vec<(ObjectRef<K>, String)> {
+        let references: Vec<ObjectRef<K>> = {
+            let state = self.informer.lock();
+            state
+                .indexes
+                .get(self.name)
+                .map(|index| index.references(key).cloned().collect())
+                .unwrap_or_default()
+        };
+        references
+            .into_iter()
+            .filter_map(|reference| {
+                let version = self.informer.version(&reference)?;
+                Some((reference, version))
+            })
+            .collect()
+    }
+
+    /// The informer this index belongs to (lookups by reference).
+    #[must_use]
+    pub fn informer(&self) -> &Informer<K> {
+        &self.informer
+    }
+
     /// Whether the informer has stored its first full list (the index is complete from then on).
     #[must_use]
     pub fn is_synced(&self) -> bool {
@@ -266,6 +294,20 @@ impl<K: Resource<DynamicType = ()> + Clone + 'static> Informer<K> {
         match &self.shared.packed {
             Some(packed) => packed.get(reference),
             None => self.shared.reader.get(reference),
+        }
+    }
+
+    /// The `resourceVersion` of the object stored under `reference` (`""` without one; nothing is
+    /// decoded).
+    #[must_use]
+    pub fn version(&self, reference: &ObjectRef<K>) -> Option<String> {
+        match &self.shared.packed {
+            Some(packed) => packed.version(reference),
+            None => self
+                .shared
+                .reader
+                .get(reference)
+                .map(|object| object.meta().resource_version.clone().unwrap_or_default()),
         }
     }
 

@@ -35,6 +35,8 @@ pub(super) struct PackedStore<K: Resource<DynamicType = ()>> {
 enum Entry<K> {
     Packed {
         bytes: Box<[u8]>,
+        /// The object's `resourceVersion` (`""` without one), answered without decoding.
+        version: Box<str>,
         /// The object handed out last (dead once nobody holds it).
         decoded: Mutex<Weak<K>>,
     },
@@ -87,6 +89,12 @@ impl<K: Resource<DynamicType = ()>> PackedStore<K> {
         match (self.pack)(object) {
             Ok(bytes) => Entry::Packed {
                 bytes: bytes.into_boxed_slice(),
+                version: object
+                    .meta()
+                    .resource_version
+                    .as_deref()
+                    .unwrap_or_default()
+                    .into(),
                 decoded: Mutex::new(Arc::downgrade(object)),
             },
             Err(error) => {
@@ -99,7 +107,7 @@ impl<K: Resource<DynamicType = ()>> PackedStore<K> {
     fn decode(&self, reference: &ObjectRef<K>, entry: &Entry<K>) -> Option<Arc<K>> {
         let (bytes, decoded) = match entry {
             Entry::Whole(object) => return Some(Arc::clone(object)),
-            Entry::Packed { bytes, decoded } => (bytes, decoded),
+            Entry::Packed { bytes, decoded, .. } => (bytes, decoded),
         };
         let mut decoded = decoded.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(object) = decoded.upgrade() {
@@ -123,6 +131,15 @@ impl<K: Resource<DynamicType = ()>> PackedStore<K> {
         let entries = self.read();
         let entry = entries.get(reference)?;
         self.decode(reference, entry)
+    }
+
+    /// The `resourceVersion` of the object `reference` names (`""` without one; nothing decoded).
+    pub(super) fn version(&self, reference: &ObjectRef<K>) -> Option<String> {
+        let entries = self.read();
+        Some(match entries.get(reference)? {
+            Entry::Packed { version, .. } => version.to_string(),
+            Entry::Whole(object) => object.meta().resource_version.clone().unwrap_or_default(),
+        })
     }
 
     /// Whether an object is stored under `reference` (nothing decoded).

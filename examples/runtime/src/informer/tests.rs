@@ -364,3 +364,43 @@ fn a_filtered_store_holds_the_objects_that_pass() {
         assert!(store.state().is_empty(), "b is deleted");
     }
 }
+
+#[test]
+fn versions_are_listed_without_decoding() {
+    for informer in both() {
+        let index = by_node(&informer);
+        let versioned = |name: &str, version: &str| {
+            let mut pod = pod(name, "n1");
+            pod.metadata.resource_version = Some(version.to_owned());
+            pod
+        };
+        list(&informer, vec![versioned("a", "1"), pod("b", "n1")]);
+        informer.apply(Event::Apply(versioned("a", "7")));
+        let mut versions: Vec<(String, String)> = index
+            .versions("n1")
+            .into_iter()
+            .map(|(reference, version)| (reference.name, version))
+            .collect();
+        versions.sort();
+        assert_eq!(
+            versions,
+            [
+                ("a".to_owned(), "7".to_owned()),
+                ("b".to_owned(), String::new())
+            ]
+        );
+        assert_eq!(
+            informer.version(&ObjectRef::new("a").within("default")),
+            Some("7".to_owned())
+        );
+        assert_eq!(informer.version(&ObjectRef::new("a").within("other")), None);
+        assert!(index.versions("n2").is_empty());
+        if informer.is_packed() {
+            // Nothing was handed out: the next lookup decodes (a fresh `Arc`, not one kept by `versions`).
+            let first = informer
+                .get(&ObjectRef::new("a").within("default"))
+                .unwrap();
+            assert_eq!(Arc::strong_count(&first), 1);
+        }
+    }
+}
