@@ -152,6 +152,11 @@ fn mutate(
         serde_json::to_value(object).map_err(|error| format!("reading the pod: {error}"))?;
     let mut pod: Pod =
         serde_json::from_value(value).map_err(|error| format!("decoding the pod: {error}"))?;
+    // A pod without a spec (absent or null) has nothing to mutate, and no patch could add to it; the API
+    // server's validation refuses it after admission.
+    if pod.spec.is_none() {
+        return Ok(Vec::new());
+    }
     // The object of a CREATE may lack its namespace; the request names it.
     if pod.metadata.namespace.as_deref().is_none_or(str::is_empty)
         && let Some(namespace) = request.namespace.as_deref().filter(|ns| !ns.is_empty())

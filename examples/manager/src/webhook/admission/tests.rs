@@ -128,6 +128,24 @@ fn launch_priority_and_gates_combine() {
 }
 
 #[test]
+fn a_pod_without_a_spec_is_left_to_the_api_servers_validation() {
+    for spec in [Value::Null, Value::String("absent".into())] {
+        let mut pod = cloneset_pod();
+        pod["metadata"]["annotations"] =
+            json!({"apps.kruise.io/container-launch-priority": "Ordered"});
+        if spec.is_null() {
+            pod["spec"] = Value::Null;
+        } else {
+            pod.as_object_mut().unwrap().remove("spec");
+        }
+        let (status, response) = answer_of(&request("CREATE", &pod));
+        assert_eq!(status, 200);
+        assert_eq!(response["response"]["allowed"], true, "{response}");
+        assert_eq!(patch_of(&response), Value::Null, "{response}");
+    }
+}
+
+#[test]
 fn generated_names_are_deterministic_and_well_formed() {
     let name = generated_name("web-", "uid-1");
     assert_eq!(name, generated_name("web-", "uid-1"));
