@@ -39,6 +39,7 @@ pub mod int_or_percent;
 pub mod partition;
 pub mod planning;
 pub mod pod_view;
+pub mod protection;
 pub mod selector_string;
 pub mod sort;
 pub mod split_mix;

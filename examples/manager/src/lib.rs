@@ -513,7 +513,11 @@ async fn start_webhook(
     )
     .merge(crate::crr::admission::router(CrrStores::shared(informers)))
     .merge(sidecarset_admission::router(validator.clone()))
-    .merge(crate::webhook::workload_admission::router());
+    .merge(crate::webhook::workload_admission::router())
+    .merge(crate::webhook::deletion_protection::router(
+        client.clone(),
+        gates.resources_deletion_protection,
+    ));
     tokio::spawn(server::serve_tls(
         listener,
         certificates.clone(),
@@ -545,6 +549,7 @@ async fn start_webhook(
         target,
         failure_policy: options.webhook_failure_policy,
         excluded_namespaces: excluded,
+        deletion_protection: options.feature_gates.resources_deletion_protection,
         ..WebhookOptions::default()
     };
     let bundle = certificates.borrow().material.ca_pem.clone();

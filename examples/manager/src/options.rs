@@ -106,7 +106,8 @@ pub struct ManagerOptions {
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub webhook_max_connections: u32,
     /// Upstream feature gates, `Name=true|false,...`. Known: `KruisePodReadinessGate` (default false:
-    /// inject `KruisePodReady` into every pod, not only Kruise-owned ones),
+    /// inject `KruisePodReady` into every pod, not only Kruise-owned ones), `ResourcesDeletionProtection`
+    /// (default true: the `policy.kruise.io/delete-protection` label refuses deletions),
     /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
@@ -132,17 +133,31 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
 
 /// The upstream feature gates the manager knows (the CloneSet controller's are
 /// `--cloneset-feature-gates`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FeatureGates {
-    /// `KruisePodReadinessGate`.
+    /// `KruisePodReadinessGate` (default off).
     pub kruise_pod_readiness_gate: bool,
+    /// `ResourcesDeletionProtection` (default on, as upstream): the deletion protection webhook.
+    pub resources_deletion_protection: bool,
     /// The SidecarSet gates (`EnableSortSidecarContainerByName`,
     /// `SidecarSetPatchPodMetadataDefaultsAllowed`), for the pod and SidecarSet webhooks.
     pub sidecarset: kruise_sidecar::Options,
 }
 
+impl Default for FeatureGates {
+    fn default() -> Self {
+        Self {
+            kruise_pod_readiness_gate: false,
+            resources_deletion_protection: true,
+            sidecarset: kruise_sidecar::Options::default(),
+        }
+    }
+}
+
 /// The gate name of [`FeatureGates::kruise_pod_readiness_gate`].
 const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
+/// The gate name of [`FeatureGates::resources_deletion_protection`].
+const RESOURCES_DELETION_PROTECTION: &str = "ResourcesDeletionProtection";
 
 /// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
 ///
@@ -155,9 +170,12 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             entry.map_err(|entry| format!("feature gate {entry:?}: expected Name=true|false"))?;
         if name == KRUISE_POD_READINESS_GATE {
             gates.kruise_pod_readiness_gate = value;
+        } else if name == RESOURCES_DELETION_PROTECTION {
+            gates.resources_deletion_protection = value;
         } else if gates.sidecarset.set_gate(name, value).is_err() {
             return Err(format!(
-                "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, {})",
+                "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
+                 {RESOURCES_DELETION_PROTECTION}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", ")
             ));
         }
@@ -368,6 +386,16 @@ mod tests {
         assert!(parse_feature_gates("KruisePodReadinessGate").is_err());
         assert!(parse_feature_gates("KruisePodReadinessGate=yes").is_err());
         assert_eq!(parse_feature_gates(" ").unwrap(), FeatureGates::default());
+    }
+
+    #[test]
+    fn deletion_protection_is_on_unless_turned_off() {
+        assert!(FeatureGates::default().resources_deletion_protection);
+        assert!(
+            !parse_feature_gates("ResourcesDeletionProtection=false")
+                .unwrap()
+                .resources_deletion_protection
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod crds;
 mod daemon_pod_watch;
 mod daemon_restart;
 mod daemonset_env;
+mod deletion_protection;
 mod identities;
 mod image_pull;
 mod jobs;
@@ -299,6 +300,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("workload_webhooks_default_and_validate", |c| {
         Box::pin(workload_webhooks::workload_webhooks_default_and_validate(c))
+    }),
+    ("deletion_protection_refuses_protected_deletes", |c| {
+        Box::pin(deletion_protection::deletion_protection_refuses_protected_deletes(c))
     }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))

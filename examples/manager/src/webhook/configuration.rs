@@ -90,6 +90,8 @@ pub struct WebhookOptions {
     pub excluded_namespaces: Vec<String>,
     /// How long kube-apiserver waits for an answer.
     pub timeout_seconds: i32,
+    /// Whether the deletion protection webhook is configured (gate `ResourcesDeletionProtection`).
+    pub deletion_protection: bool,
 }
 
 impl Default for WebhookOptions {
@@ -103,6 +105,7 @@ impl Default for WebhookOptions {
             failure_policy: FailurePolicy::Fail,
             excluded_namespaces: vec!["kube-system".into(), "kruise-system".into()],
             timeout_seconds: 10,
+            deletion_protection: true,
         }
     }
 }

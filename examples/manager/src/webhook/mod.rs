@@ -21,7 +21,9 @@
 //! * [`registration`]: writing both while leading, removing them at shutdown;
 //! * [`workload_kind`], [`workload_defaulting`], [`workload_validation`], [`workload_admission`]: the
 //!   defaulting and validating webhooks of CloneSet, Advanced StatefulSet, Advanced DaemonSet, BroadcastJob,
-//!   AdvancedCronJob and ImagePullJob; [`workload_configuration`]: their entries in both configurations.
+//!   AdvancedCronJob and ImagePullJob; [`workload_configuration`]: their entries in both configurations;
+//! * [`deletion_protection`]: the `policy.kruise.io/delete-protection` label of Namespaces, CRDs and
+//!   workloads refusing their deletion (gate `ResourcesDeletionProtection`).
 
 pub mod admission;
 pub mod cert_secret;
@@ -33,6 +35,7 @@ pub mod configuration;
 pub mod connection_limits;
 pub mod connection_watchdog;
 pub mod conversion;
+pub mod deletion_protection;
 pub mod launch_priority;
 pub mod readiness_gates;
 pub mod registration;

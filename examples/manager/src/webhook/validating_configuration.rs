@@ -1,6 +1,7 @@
 //! The ValidatingWebhookConfiguration that sends SidecarSet creations and updates to the SidecarSet
 //! validating webhook ([`super::sidecarset_admission`]) and the workloads to theirs
-//! ([`super::workload_configuration`]), built as a value (pure; written by
+//! ([`super::workload_configuration`]) and protected deletions to the deletion protection webhook
+//! ([`super::deletion_protection`], unless its gate is off), built as a value (pure; written by
 //! [`super::registration`]), caBundle included.
 //!
 //! The rule names v1beta1 with `matchPolicy: Equivalent`, so v1alpha1 requests reach the webhook converted
@@ -31,6 +32,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::ObjectMeta;
 
 use super::configuration::{FIELD_MANAGER, WebhookOptions, client_config};
+use super::deletion_protection::deletion_protection_webhook;
 use super::sidecarset_admission::VALIDATE_SIDECARSET_PATH;
 
 /// The name of the ValidatingWebhookConfiguration kruise-manager writes.
@@ -77,6 +79,11 @@ pub fn validating_webhook_configuration(
             .chain(super::workload_configuration::validating_webhooks(
                 options, ca_bundle,
             ))
+            .chain(
+                options
+                    .deletion_protection
+                    .then(|| deletion_protection_webhook(options, ca_bundle)),
+            )
             .collect(),
         ),
     }
