@@ -108,7 +108,10 @@ pub struct ManagerOptions {
     /// Upstream feature gates, `Name=true|false,...`. Known: `KruisePodReadinessGate` (default false:
     /// inject `KruisePodReady` into every pod, not only Kruise-owned ones), `ResourcesDeletionProtection`
     /// (default true: the `policy.kruise.io/delete-protection` label refuses deletions),
-    /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false).
+    /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false),
+    /// `PodUnavailableBudgetDeleteGate` (default true: pod deletions and evictions spend
+    /// PodUnavailableBudget units) and `PodUnavailableBudgetUpdateGate` (default false: so do pod updates
+    /// and the in-place updates of the CloneSet controller).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
@@ -142,6 +145,12 @@ pub struct FeatureGates {
     /// The SidecarSet gates (`EnableSortSidecarContainerByName`,
     /// `SidecarSetPatchPodMetadataDefaultsAllowed`), for the pod and SidecarSet webhooks.
     pub sidecarset: kruise_sidecar::Options,
+    /// `PodUnavailableBudgetDeleteGate` (default on, as upstream): pod deletions and evictions go through
+    /// the PodUnavailableBudget webhook.
+    pub pod_unavailable_budget_delete: bool,
+    /// `PodUnavailableBudgetUpdateGate` (default off, as upstream): pod updates go through the
+    /// PodUnavailableBudget webhook, and the CloneSet controller spends a unit before an in-place update.
+    pub pod_unavailable_budget_update: bool,
 }
 
 impl Default for FeatureGates {
@@ -150,6 +159,8 @@ impl Default for FeatureGates {
             kruise_pod_readiness_gate: false,
             resources_deletion_protection: true,
             sidecarset: kruise_sidecar::Options::default(),
+            pod_unavailable_budget_delete: true,
+            pod_unavailable_budget_update: false,
         }
     }
 }
@@ -158,6 +169,10 @@ impl Default for FeatureGates {
 const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
 /// The gate name of [`FeatureGates::resources_deletion_protection`].
 const RESOURCES_DELETION_PROTECTION: &str = "ResourcesDeletionProtection";
+/// The gate name of [`FeatureGates::pod_unavailable_budget_delete`].
+const POD_UNAVAILABLE_BUDGET_DELETE_GATE: &str = "PodUnavailableBudgetDeleteGate";
+/// The gate name of [`FeatureGates::pod_unavailable_budget_update`].
+const POD_UNAVAILABLE_BUDGET_UPDATE_GATE: &str = "PodUnavailableBudgetUpdateGate";
 
 /// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
 ///
@@ -172,10 +187,15 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.kruise_pod_readiness_gate = value;
         } else if name == RESOURCES_DELETION_PROTECTION {
             gates.resources_deletion_protection = value;
+        } else if name == POD_UNAVAILABLE_BUDGET_DELETE_GATE {
+            gates.pod_unavailable_budget_delete = value;
+        } else if name == POD_UNAVAILABLE_BUDGET_UPDATE_GATE {
+            gates.pod_unavailable_budget_update = value;
         } else if gates.sidecarset.set_gate(name, value).is_err() {
             return Err(format!(
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
-                 {RESOURCES_DELETION_PROTECTION}, {})",
+                 {RESOURCES_DELETION_PROTECTION}, {POD_UNAVAILABLE_BUDGET_DELETE_GATE}, \
+                 {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", ")
             ));
         }
@@ -396,6 +416,19 @@ mod tests {
                 .unwrap()
                 .resources_deletion_protection
         );
+    }
+
+    #[test]
+    fn pod_unavailable_budget_deletes_are_guarded_and_updates_not_by_default() {
+        let defaults = FeatureGates::default();
+        assert!(defaults.pod_unavailable_budget_delete);
+        assert!(!defaults.pod_unavailable_budget_update);
+        let gates = parse_feature_gates(
+            "PodUnavailableBudgetDeleteGate=false,PodUnavailableBudgetUpdateGate=true",
+        )
+        .unwrap();
+        assert!(!gates.pod_unavailable_budget_delete);
+        assert!(gates.pod_unavailable_budget_update);
     }
 
     #[test]

@@ -42,6 +42,7 @@ mod leader;
 mod leader_frozen;
 mod manager_process;
 mod node_agents;
+mod pod_unavailable_budget;
 mod pod_watch;
 mod race;
 mod registry_gate;
@@ -303,6 +304,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("deletion_protection_refuses_protected_deletes", |c| {
         Box::pin(deletion_protection::deletion_protection_refuses_protected_deletes(c))
+    }),
+    ("pod_unavailable_budget_limits_concurrent_evictions", |c| {
+        Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_concurrent_evictions(c))
+    }),
+    ("pod_unavailable_budget_limits_in_place_rollout", |c| {
+        Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_in_place_rollout(c))
     }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))

@@ -260,6 +260,15 @@ async fn patch_pod(
     for action in actions {
         let kind = &action.kind;
         let revision = target_revision(subject, &action.rule);
+        if matches!(kind, ActionKind::UpdateInPlace { .. })
+            && !super::budget_check::update_allowed(shared, pod).await
+        {
+            patched.requeue_after = longest(
+                patched.requeue_after,
+                Some(super::budget_check::REFUSED_RETRY),
+            );
+            return patched;
+        }
         let mut writes = match pod_writes(kind, pod, subject.now, &plan.update_options) {
             Ok(writes) => writes,
             Err(source) => {

@@ -92,6 +92,11 @@ pub struct WebhookOptions {
     pub timeout_seconds: i32,
     /// Whether the deletion protection webhook is configured (gate `ResourcesDeletionProtection`).
     pub deletion_protection: bool,
+    /// Whether pod deletions and evictions go to the PodUnavailableBudget webhook (gate
+    /// `PodUnavailableBudgetDeleteGate`).
+    pub pod_unavailable_budget_delete: bool,
+    /// Whether pod updates go to the PodUnavailableBudget webhook (gate `PodUnavailableBudgetUpdateGate`).
+    pub pod_unavailable_budget_update: bool,
 }
 
 impl Default for WebhookOptions {
@@ -106,8 +111,27 @@ impl Default for WebhookOptions {
             excluded_namespaces: vec!["kube-system".into(), "kruise-system".into()],
             timeout_seconds: 10,
             deletion_protection: true,
+            pod_unavailable_budget_delete: true,
+            pod_unavailable_budget_update: false,
         }
     }
+}
+
+/// The namespace selector that leaves out `options.excluded_namespaces` (by their
+/// `kubernetes.io/metadata.name` label); `None` when none are excluded.
+#[must_use]
+pub fn excluded_namespace_selector(options: &WebhookOptions) -> Option<LabelSelector> {
+    let mut excluded = options.excluded_namespaces.clone();
+    excluded.sort();
+    excluded.dedup();
+    (!excluded.is_empty()).then(|| LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: NAMESPACE_NAME_LABEL.to_owned(),
+            operator: "NotIn".to_owned(),
+            values: Some(excluded),
+        }]),
+        match_labels: None,
+    })
 }
 
 /// The configuration object, with `ca_bundle` (PEM) as the trusted CA.

@@ -23,7 +23,10 @@
 //!   defaulting and validating webhooks of CloneSet, Advanced StatefulSet, Advanced DaemonSet, BroadcastJob,
 //!   AdvancedCronJob and ImagePullJob; [`workload_configuration`]: their entries in both configurations;
 //! * [`deletion_protection`]: the `policy.kruise.io/delete-protection` label of Namespaces, CRDs and
-//!   workloads refusing their deletion (gate `ResourcesDeletionProtection`).
+//!   workloads refusing their deletion (gate `ResourcesDeletionProtection`);
+//! * [`pod_unavailable_budget`]: pod deletions, evictions and updates spending PodUnavailableBudget units
+//!   (gates `PodUnavailableBudgetDeleteGate`, `PodUnavailableBudgetUpdateGate`); [`related_budget`]: the
+//!   `pub.kruise.io/related-pub` annotation of pod CREATE.
 
 pub mod admission;
 pub mod cert_secret;
@@ -37,8 +40,10 @@ pub mod connection_watchdog;
 pub mod conversion;
 pub mod deletion_protection;
 pub mod launch_priority;
+pub mod pod_unavailable_budget;
 pub mod readiness_gates;
 pub mod registration;
+pub mod related_budget;
 pub mod review_body;
 pub mod server;
 pub mod sidecarset_admission;
