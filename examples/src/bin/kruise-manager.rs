@@ -87,7 +87,11 @@ async fn main() -> ExitCode {
     cloneset.pod_unavailable_budget_update =
         cli.options.feature_gates.pod_unavailable_budget_update;
     let mut controller_set = controllers(cloneset, cli.daemonset.config());
-    controller_set.register(SidecarSetController::new(&cli.options.namespace));
+    controller_set.register(
+        SidecarSetController::new(&cli.options.namespace).with_pod_unavailable_budget_update(
+            cli.options.feature_gates.pod_unavailable_budget_update,
+        ),
+    );
     controller_set.register(StatefulSetController::new(cli.statefulset.config()));
     let identity = cli.options.identity();
     let config = match identified_config(&identity).await {

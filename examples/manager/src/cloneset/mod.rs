@@ -28,7 +28,6 @@
 //! assert_eq!(controllers.names(), ["cloneset"]);
 //! ```
 
-pub mod budget_check;
 pub mod context;
 pub mod error;
 pub mod events;

@@ -75,7 +75,7 @@ impl BudgetStores {
         let namespace = pod.metadata.namespace.as_deref()?;
         self.in_namespace(namespace).into_iter().find_map(|stored| {
             let hub = v1beta1::PodUnavailableBudget::from(stored.as_ref());
-            covering(&hub, pod).then(|| CoveringBudget { stored, hub })
+            covering(&hub, pod).then_some(CoveringBudget { stored, hub })
         })
     }
 

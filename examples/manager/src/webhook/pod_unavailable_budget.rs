@@ -1,6 +1,6 @@
 //! The PodUnavailableBudget validating webhook (upstream `pkg/webhook/pod/validating/pod_unavailable_budget.go`):
 //! a request that would take a pod covered by a budget away, while it is available, must spend one unit of
-//! the budget ([`crate::unavailable_budget::spend`], a conditional status write), or is refused.
+//! the budget ([`crate::unavailable_budget::spend()`], a conditional status write), or is refused.
 //!
 //! * gate `PodUnavailableBudgetDeleteGate` (on by default): `DELETE` of a pod (operation `DELETE`) and
 //!   `CREATE` of `pods/eviction` (operation `EVICT`; the pod is the request's `name`, read from the shared
@@ -15,7 +15,8 @@
 //! desiredAvailable 8)`. A dry run (`dryRun: true`) is decided the same way and writes nothing (the
 //! configuration says `sideEffects: NoneOnDryRun`). When the budget cannot be read or written the request
 //! is refused with code 500 and the error, and after [`crate::unavailable_budget::spend::ATTEMPTS`]
-//! conflicting writes with 429 (try again).
+//! conflicting writes with 429 (try again); so is a protected request that arrives before the budget
+//! informer has its first list (it waits up to 5 s for it).
 
 use axum::Router;
 use axum::extract::State;
@@ -41,6 +42,9 @@ use crate::unavailable_budget::{BudgetStores, Spent, spend};
 pub const POD_UNAVAILABLE_BUDGET_PATH: &str = "/validate-pod-unavailable-budget";
 /// The name of the webhook in the ValidatingWebhookConfiguration.
 pub const POD_UNAVAILABLE_BUDGET_WEBHOOK_NAME: &str = "vpodunavailablebudget.kruise.io";
+
+/// How long a request waits for the budget informer's first list before it is refused (429, try again).
+const SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What the webhook reads and writes with, and which operations its gates turn on.
 #[derive(Clone)]
@@ -148,7 +152,9 @@ pub async fn judge(
         }
         Err(message) => return refuse(allowed, 400, "BadRequest", message),
     };
-    if !guard.budgets.is_synced() {
+    // Just after start the budgets may still be listing (the CRD was being installed): wait a little.
+    let synced = guard.budgets.informer().wait_synced();
+    if tokio::time::timeout(SYNC_WAIT, synced).await.is_err() {
         return refuse(
             allowed,
             429,

@@ -161,7 +161,7 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
-    fn budget(spec: serde_json::Value) -> PodUnavailableBudget {
+    fn budget(spec: &serde_json::Value) -> PodUnavailableBudget {
         serde_json::from_value(json!({"apiVersion": "policy.kruise.io/v1beta1",
             "kind": "PodUnavailableBudget", "metadata": {"name": "pub", "namespace": "ns"}, "spec": spec}))
         .unwrap()
@@ -181,10 +181,10 @@ mod tests {
     #[test]
     fn a_target_covers_the_pods_its_workload_controls() {
         let cloneset = budget(
-            json!({"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"}}),
+            &json!({"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"}}),
         );
         let deployment = budget(
-            json!({"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}),
+            &json!({"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}),
         );
         let table = [
             (
@@ -234,25 +234,25 @@ mod tests {
         let pod = owned("apps/v1", "ReplicaSet", "x", None);
         assert!(
             covers(
-                &budget(json!({"selector": {"matchLabels": {"app": "web"}}})),
+                &budget(&json!({"selector": {"matchLabels": {"app": "web"}}})),
                 &pod
             )
             .unwrap()
         );
         assert!(
             !covers(
-                &budget(json!({"selector": {"matchLabels": {"app": "db"}}})),
+                &budget(&json!({"selector": {"matchLabels": {"app": "db"}}})),
                 &pod
             )
             .unwrap()
         );
-        assert!(!covers(&budget(json!({"selector": {}})), &pod).unwrap());
-        assert!(!covers(&budget(json!({})), &pod).unwrap());
+        assert!(!covers(&budget(&json!({"selector": {}})), &pod).unwrap());
+        assert!(!covers(&budget(&json!({})), &pod).unwrap());
         let mut elsewhere = pod.clone();
         elsewhere.metadata.namespace = Some("other".into());
         assert!(
             !covers(
-                &budget(json!({"selector": {"matchLabels": {"app": "web"}}})),
+                &budget(&json!({"selector": {"matchLabels": {"app": "web"}}})),
                 &elsewhere
             )
             .unwrap()
@@ -261,8 +261,9 @@ mod tests {
 
     #[test]
     fn an_invalid_selector_names_the_budget_and_field() {
-        let bad =
-            budget(json!({"selector": {"matchExpressions": [{"key": "app", "operator": "Nope"}]}}));
+        let bad = budget(
+            &json!({"selector": {"matchExpressions": [{"key": "app", "operator": "Nope"}]}}),
+        );
         let error = covers(&bad, &owned("apps/v1", "ReplicaSet", "x", None))
             .unwrap_err()
             .to_string();
@@ -274,7 +275,7 @@ mod tests {
 
     #[test]
     fn no_protect_and_the_ignored_selector_leave_pods_alone() {
-        let plain = budget(json!({}));
+        let plain = budget(&json!({}));
         let mut pod = owned("apps/v1", "ReplicaSet", "x", None);
         assert!(!is_ignored(&plain, &pod).unwrap());
         for (value, ignored) in [
@@ -289,7 +290,7 @@ mod tests {
             assert_eq!(is_ignored(&plain, &pod).unwrap(), ignored, "{value}");
         }
         pod.metadata.annotations = None;
-        let ignoring = budget(json!({"ignoredPodSelector": {"matchLabels": {"app": "web"}}}));
+        let ignoring = budget(&json!({"ignoredPodSelector": {"matchLabels": {"app": "web"}}}));
         assert!(is_ignored(&ignoring, &pod).unwrap());
     }
 }

@@ -50,7 +50,7 @@ mod tests {
 
     use super::*;
 
-    fn pod(container: serde_json::Value, labels: serde_json::Value) -> Pod {
+    fn pod(container: &serde_json::Value, labels: &serde_json::Value) -> Pod {
         serde_json::from_value(
             json!({"metadata": {"labels": labels}, "spec": {"containers": [container]}}),
         )
@@ -84,10 +84,7 @@ mod tests {
         ];
         for (container, labels, expected) in table {
             assert_eq!(
-                update_operation(
-                    &pod(base.clone(), json!({})),
-                    &pod(container.clone(), labels)
-                ),
+                update_operation(&pod(&base, &json!({})), &pod(&container, &labels)),
                 expected,
                 "{container}"
             );

@@ -11,8 +11,8 @@ fn pod(image: &str) -> Value {
 fn request(
     operation: &str,
     sub_resource: Option<&str>,
-    object: Value,
-    old: Value,
+    object: &Value,
+    old: &Value,
 ) -> AdmissionRequest<DynamicObject> {
     let mut request = json!({"uid": "1", "operation": operation, "name": "web-1", "namespace": "ns",
         "kind": {"group": "", "version": "v1", "kind": "Pod"},
@@ -43,16 +43,16 @@ fn operation(
 
 #[test]
 fn deletions_evictions_and_spec_updates_are_protected_by_their_gates() {
-    let delete = request("DELETE", None, Value::Null, pod("nginx:1"));
+    let delete = request("DELETE", None, &Value::Null, &pod("nginx:1"));
     let eviction = request(
         "CREATE",
         Some("eviction"),
-        json!({"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "ns"}}),
-        Value::Null,
+        &json!({"apiVersion": "policy/v1beta1", "kind": "Eviction", "metadata": {"name": "web-1", "namespace": "ns"}}),
+        &Value::Null,
     );
-    let image = request("UPDATE", None, pod("nginx:2"), pod("nginx:1"));
-    let metadata_only = request("UPDATE", None, pod("nginx:1"), pod("nginx:1"));
-    let status = request("UPDATE", Some("status"), pod("nginx:2"), pod("nginx:1"));
+    let image = request("UPDATE", None, &pod("nginx:2"), &pod("nginx:1"));
+    let metadata_only = request("UPDATE", None, &pod("nginx:1"), &pod("nginx:1"));
+    let status = request("UPDATE", Some("status"), &pod("nginx:2"), &pod("nginx:1"));
     assert_eq!(operation(&delete, true, false).as_deref(), Some("DELETE"));
     assert_eq!(operation(&delete, false, true), None);
     assert_eq!(
@@ -71,8 +71,8 @@ fn a_pod_that_does_not_decode_is_named_in_the_error() {
     let broken = request(
         "DELETE",
         None,
-        Value::Null,
-        json!({"apiVersion": "v1", "kind": "Pod",
+        &Value::Null,
+        &json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "web-1"}, "spec": {"containers": "nope"}}),
     );
     let error = classify(&broken, true, false).unwrap_err();

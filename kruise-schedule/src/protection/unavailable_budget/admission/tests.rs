@@ -12,7 +12,7 @@ fn pod(name: &str, ready: bool) -> Pod {
     .unwrap()
 }
 
-fn budget(allowed: i32, extra: serde_json::Value) -> PodUnavailableBudget {
+fn budget(allowed: i32, extra: &serde_json::Value) -> PodUnavailableBudget {
     let mut value = json!({"metadata": {"name": "pub", "namespace": "ns"},
         "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 2},
         "status": {"unavailableAllowed": allowed, "currentAvailable": 8 + allowed, "desiredAvailable": 8,
@@ -45,31 +45,31 @@ fn free_spend_and_refuse() {
     };
     let table = [
         (
-            budget(1, json!({})),
+            budget(1, &json!({})),
             pod("web-1", true),
             Resize,
             Some(Free::NotProtected),
         ),
         (
-            budget(0, json!({"spec": {"protectOperations": ["DELETE"]}})),
+            budget(0, &json!({"spec": {"protectOperations": ["DELETE"]}})),
             pod("web-1", true),
             Evict,
             Some(Free::NotProtected),
         ),
         (
-            budget(0, json!({})),
+            budget(0, &json!({})),
             pod("web-1", false),
             Evict,
             Some(Free::AlreadyUnavailable),
         ),
         (
-            budget(0, json!({})),
+            budget(0, &json!({})),
             pod("web-d", true),
             Update,
             Some(Free::AlreadyCounted),
         ),
         (
-            budget(0, json!({})),
+            budget(0, &json!({})),
             pod("web-u", true),
             Delete,
             Some(Free::AlreadyCounted),
@@ -77,14 +77,14 @@ fn free_spend_and_refuse() {
         (
             budget(
                 0,
-                json!({"spec": {"ignoredPodSelector": {"matchLabels": {"app": "web"}}}}),
+                &json!({"spec": {"ignoredPodSelector": {"matchLabels": {"app": "web"}}}}),
             ),
             pod("web-1", true),
             Delete,
             Some(Free::Ignored),
         ),
-        (budget(0, json!({})), pod("web-1", true), Delete, None),
-        (budget(1, json!({})), pod("web-1", true), Delete, None),
+        (budget(0, &json!({})), pod("web-1", true), Delete, None),
+        (budget(1, &json!({})), pod("web-1", true), Delete, None),
     ];
     for (budget, pod, operation, expected) in table {
         let verdict = decide(&budget, &pod, &operation, now()).unwrap();
@@ -95,7 +95,7 @@ fn free_spend_and_refuse() {
 #[test]
 fn a_spend_lists_the_pod_and_takes_one_unit() {
     let Verdict::Spend(status) = decide(
-        &budget(2, json!({})),
+        &budget(2, &json!({})),
         &pod("web-1", true),
         &PubOperation::Evict,
         now(),
@@ -106,7 +106,7 @@ fn a_spend_lists_the_pod_and_takes_one_unit() {
     assert_eq!(status.unavailable_allowed, 1);
     assert_eq!(status.disrupted_pods.get("web-1"), Some(&Time(now())));
     let Verdict::Spend(status) = decide(
-        &budget(2, json!({})),
+        &budget(2, &json!({})),
         &pod("web-1", true),
         &PubOperation::Update,
         now(),
@@ -121,7 +121,7 @@ fn a_spend_lists_the_pod_and_takes_one_unit() {
 #[test]
 fn a_refusal_names_pod_budget_and_numbers() {
     let Verdict::Refused(refusal) = decide(
-        &budget(0, json!({})),
+        &budget(0, &json!({})),
         &pod("web-3", true),
         &PubOperation::Delete,
         now(),
@@ -176,7 +176,6 @@ fn advance(stored: &mut Stored, steps: &mut [Step], index: usize, pods: &[Pod]) 
             verdict,
         } => match verdict {
             Verdict::Free(_) => Step::Done(true),
-            Verdict::Refused(_) => Step::Done(false),
             Verdict::Spend(status) if version == stored.version => {
                 stored.budget.status = Some(*status);
                 stored.version += 1;
@@ -186,7 +185,7 @@ fn advance(stored: &mut Stored, steps: &mut [Step], index: usize, pods: &[Pod]) 
             Verdict::Spend(_) if attempts + 1 < ATTEMPTS => Step::Read {
                 attempts: attempts + 1,
             },
-            Verdict::Spend(_) => Step::Done(false),
+            Verdict::Refused(_) | Verdict::Spend(_) => Step::Done(false),
         },
         done @ Step::Done(_) => done,
     };
@@ -202,7 +201,7 @@ proptest! {
         schedule in proptest::collection::vec(0..12usize, 0..120),
     ) {
         let pods: Vec<Pod> = (0..admissions).map(|i| pod(&format!("web-{i}"), true)).collect();
-        let mut stored = Stored { budget: budget(allowed, json!({})), version: 0 };
+        let mut stored = Stored { budget: budget(allowed, &json!({})), version: 0 };
         let mut steps = vec![Step::Read { attempts: 0 }; admissions];
         // The random interleaving, then everyone runs to the end in turn.
         let tail = (0..admissions).flat_map(|index| std::iter::repeat_n(index, 2 * ATTEMPTS as usize + 2));
