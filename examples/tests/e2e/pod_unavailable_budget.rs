@@ -5,7 +5,8 @@
 //! * Evictions: 50 evictions fired at once at random pods of it never leave more than 2 of the 10 pods
 //!   unavailable (not Ready, or terminating), judged on every event of a pod watch; the refused ones get 429
 //!   with a message naming the budget; some are admitted. Before that, a dry-run eviction is refused while
-//!   the budget allows nothing (which also shows the webhook is in force), and a dry run spends nothing.
+//!   the budget allows nothing (which also shows the webhook is in force), a dry run spends nothing, and a
+//!   new pod of the CloneSet is annotated `pub.kruise.io/related-pub` by the pod mutating webhook.
 //! * Rollout (gate `PodUnavailableBudgetUpdateGate`): an in-place image update with the CloneSet's own
 //!   `maxUnavailable: 50%` stays within the budget's 2 on every watch event, and completes.
 
@@ -170,6 +171,34 @@ async fn wait_budget(env: &Env, allowed: i32, current: i32) -> Result<()> {
     .await
 }
 
+/// A pod of the CloneSet created (dry run) gets `pub.kruise.io/related-pub` and `kruise.io/related-pub`.
+async fn related_budget_annotated(env: &Env) -> Result<()> {
+    let cloneset = env.clonesets().get(CLONESET).await?;
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web-probe", "namespace": env.namespace, "labels": {"app": "probe"},
+            "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": CLONESET,
+                "uid": cloneset.metadata.uid, "controller": true}]},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}
+    }))?;
+    let params = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    wait_for("the related-pub annotations on a new pod", WAIT, || async {
+        let created = env.pods_api().create(&params, &pod).await?;
+        let annotations = created.metadata.annotations.unwrap_or_default();
+        let related = |key: &str| annotations.get(key).map(String::as_str);
+        if related("pub.kruise.io/related-pub") == Some(BUDGET)
+            && related("kruise.io/related-pub") == Some(BUDGET)
+        {
+            return Ok(Some(()));
+        }
+        bail!("annotations {annotations:?}")
+    })
+    .await
+}
+
 fn dry_run() -> EvictParams {
     let mut params = EvictParams::default();
     params.post_options.dry_run = true;
@@ -225,6 +254,8 @@ async fn evictions_checked(env: &Env, client: Client) -> Result<()> {
         refusal.contains(&expected),
         "refusal {refusal:?}, expected {expected:?}"
     );
+
+    related_budget_annotated(env).await?;
 
     budgets(env)
         .patch(
