@@ -311,6 +311,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("pod_unavailable_budget_limits_in_place_rollout", |c| {
         Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_in_place_rollout(c))
     }),
+    ("pod_unavailable_budget_limits_sidecar_upgrades", |c| {
+        Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_sidecar_upgrades(c))
+    }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))
     }),

@@ -7,6 +7,9 @@
 //!   with a message naming the budget; some are admitted. Before that, a dry-run eviction is refused while
 //!   the budget allows nothing (which also shows the webhook is in force), a dry run spends nothing, and a
 //!   new pod of the CloneSet is annotated `pub.kruise.io/related-pub` by the pod mutating webhook.
+//! * Sidecar upgrade (gate `PodUnavailableBudgetUpdateGate`): a SidecarSet allowed to upgrade every pod at
+//!   once upgrades the 6 pods of a CloneSet under `maxUnavailable: 1` one at a time (never more than 1
+//!   unavailable on any watch event), and completes.
 //! * Rollout (gate `PodUnavailableBudgetUpdateGate`): an in-place image update with the CloneSet's own
 //!   `maxUnavailable: 50%` stays within the budget's 2 on every watch event, and completes.
 
@@ -19,8 +22,9 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, bail, ensure};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
+use kruise_api::apps::v1beta1::SidecarSet;
 use kruise_api::policy::v1alpha1::PodUnavailableBudget;
-use kube::api::{EvictParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
@@ -45,6 +49,16 @@ pub async fn pod_unavailable_budget_limits_concurrent_evictions(cluster: &Cluste
         "e2e-pub-evict",
         &[],
         Box::new(|env, evictions_client| Box::pin(evictions(env, evictions_client))),
+    )
+    .await
+}
+
+pub async fn pod_unavailable_budget_limits_sidecar_upgrades(cluster: &Cluster) -> Result<()> {
+    with_manager(
+        cluster,
+        "e2e-pub-sidecar",
+        &["--feature-gates=PodUnavailableBudgetUpdateGate=true"],
+        Box::new(|env, _| Box::pin(sidecar_upgrade(env))),
     )
     .await
 }
@@ -154,6 +168,11 @@ async fn cloneset_under_budget(env: &Env) -> Result<()> {
 
 /// Waits until the budget's status says `allowed` with `current` available out of 10.
 async fn wait_budget(env: &Env, allowed: i32, current: i32) -> Result<()> {
+    wait_budget_of(env, allowed, current, 10).await
+}
+
+/// Waits until the budget's status says `allowed` with `current` available out of `total`.
+async fn wait_budget_of(env: &Env, allowed: i32, current: i32, total: i32) -> Result<()> {
     wait_for(
         &format!("{BUDGET}: unavailableAllowed {allowed}, currentAvailable {current}"),
         WAIT,
@@ -161,7 +180,7 @@ async fn wait_budget(env: &Env, allowed: i32, current: i32) -> Result<()> {
             let status = budgets(env).get(BUDGET).await?.status.unwrap_or_default();
             if status.unavailable_allowed == allowed
                 && status.current_available == current
-                && status.total_replicas == 10
+                && status.total_replicas == total
             {
                 return Ok(Some(()));
             }
@@ -442,4 +461,147 @@ impl AvailabilityWatch {
         self.task.abort();
         std::mem::take(&mut *self.seen.lock().unwrap_or_else(PoisonError::into_inner))
     }
+}
+
+const SIDECARSET: &str = "e2e-pub-sidecar";
+const SIDECAR_REPLICAS: usize = 6;
+
+fn sidecarsets(env: &Env) -> Api<SidecarSet> {
+    Api::all(env.client.clone())
+}
+
+fn sidecar_container(image: &str) -> serde_json::Value {
+    json!({"name": "sidecar1", "image": image, "command": ["sleep", "999d"]})
+}
+
+fn sidecar_image(pod: &Pod) -> Option<&str> {
+    pod.spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|container| container.name == "sidecar1")?
+        .image
+        .as_deref()
+}
+
+async fn sidecar_upgrade(env: Env) -> (Env, Result<()>) {
+    let result = sidecar_upgrade_checked(&env).await;
+    let _ = sidecarsets(&env)
+        .delete(SIDECARSET, &DeleteParams::default())
+        .await;
+    (env, result)
+}
+
+async fn sidecar_upgrade_checked(env: &Env) -> Result<()> {
+    wait_for(
+        "the SidecarSet and PodUnavailableBudget APIs",
+        WAIT,
+        || async {
+            sidecarsets(env)
+                .list(&ListParams::default().limit(1))
+                .await?;
+            budgets(env).list(&ListParams::default().limit(1)).await?;
+            Ok(Some(()))
+        },
+    )
+    .await?;
+    let sidecarset: SidecarSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+        "metadata": {"name": SIDECARSET},
+        "spec": {"selector": {"matchLabels": {"sidecar": SIDECARSET}},
+            "updateStrategy": {"type": "RollingUpdate", "maxUnavailable": "100%"},
+            "containers": [sidecar_container("busybox:1.35")]}
+    }))?;
+    sidecarsets(env)
+        .create(&PostParams::default(), &sidecarset)
+        .await?;
+    // The pod webhook injects once its configuration is in force and its SidecarSet cache has the set.
+    let probe: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "probe", "namespace": env.namespace, "labels": {"sidecar": SIDECARSET}},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}
+    }))?;
+    let dry = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    wait_for(
+        "the SidecarSet injected by the pod webhook",
+        WAIT,
+        || async {
+            let created = env.pods_api().create(&dry, &probe).await?;
+            Ok(sidecar_image(&created).is_some().then_some(()))
+        },
+    )
+    .await?;
+    env.create(
+        CLONESET,
+        i32::try_from(SIDECAR_REPLICAS)?,
+        "nginx:1.25",
+        json!({"template": {"metadata": {"labels": {"app": CLONESET, "sidecar": SIDECARSET}}}}),
+    )
+    .await?;
+    let pods = env
+        .wait_rolled_out(CLONESET, SIDECAR_REPLICAS, "nginx:1.25")
+        .await?;
+    ensure!(
+        pods.iter()
+            .all(|pod| sidecar_image(pod) == Some("busybox:1.35")),
+        "pods without the sidecar"
+    );
+    let budget: PodUnavailableBudget = serde_json::from_value(json!({
+        "apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+        "metadata": {"name": BUDGET, "namespace": env.namespace},
+        "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": CLONESET},
+            "maxUnavailable": 1}
+    }))?;
+    budgets(env).create(&PostParams::default(), &budget).await?;
+    let total = i32::try_from(SIDECAR_REPLICAS)?;
+    wait_budget_of(env, 1, total, total).await?;
+
+    let watch = AvailabilityWatch::start(env.pods_api(), SIDECAR_REPLICAS).await?;
+    sidecarsets(env)
+        .patch(
+            SIDECARSET,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"containers": [sidecar_container("busybox:1.36")]}})),
+        )
+        .await?;
+    let upgraded = wait_for(
+        "every sidecar upgraded under the budget",
+        Duration::from_secs(180),
+        || async {
+            let pods = env.pods(CLONESET).await?;
+            let done = pods.len() == SIDECAR_REPLICAS
+                && pods
+                    .iter()
+                    .all(|pod| is_ready(pod) && sidecar_image(pod) == Some("busybox:1.36"));
+            if done {
+                return Ok(Some(()));
+            }
+            bail!(
+                "sidecars {:?}",
+                pods.iter()
+                    .map(|pod| (
+                        pod.name_any(),
+                        sidecar_image(pod).map(str::to_owned),
+                        is_ready(pod)
+                    ))
+                    .collect::<Vec<_>>()
+            )
+        },
+    )
+    .await;
+    let seen = watch.stop();
+    eprintln!(
+        "    at most {} of the {SIDECAR_REPLICAS} pods unavailable at once",
+        seen.max_unavailable
+    );
+    upgraded?;
+    ensure!(
+        seen.max_unavailable <= 1,
+        "{} of the {SIDECAR_REPLICAS} pods were unavailable at once (budget 1)",
+        seen.max_unavailable
+    );
+    Ok(())
 }
