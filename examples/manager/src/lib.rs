@@ -56,6 +56,7 @@ pub mod sidecarset;
 pub mod statefulset;
 pub mod webhook;
 pub mod workload;
+pub mod workload_spread;
 
 #[cfg(test)]
 mod untrusted_input;

@@ -121,11 +121,8 @@ pub fn mutating_webhook_configuration(
 ) -> MutatingWebhookConfiguration {
     let client_config = client_config(&options.target, ca_bundle, MUTATE_POD_PATH);
     let namespace_selector = excluded_namespace_selector(options);
-    let workload_spread_webhook = super::workload_spread::mutating_webhook(
-        options,
-        ca_bundle,
-        namespace_selector.clone(),
-    );
+    let workload_spread_webhook =
+        super::workload_spread::mutating_webhook(options, ca_bundle, namespace_selector.clone());
     let crr_webhook = crr_webhook(options, ca_bundle, namespace_selector.clone());
     MutatingWebhookConfiguration {
         metadata: ObjectMeta {

@@ -45,8 +45,8 @@ use kruise_runtime::actions::{self, ActionError};
 use kruise_schedule::spread::workload_spread::admission::{admit_create, admit_delete, spread_key};
 use kruise_schedule::spread::workload_spread::injection::inject;
 use kruise_schedule::spread::workload_spread::matched::{matched_of, pod_key};
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 use kube::runtime::reflector::Store;
 use kube::{Api, Client, ResourceExt};
 
@@ -174,7 +174,9 @@ impl SpreadWebhook {
             spread.spec.target_reference.kind == "Deployment"
                 && group_of(&spread.spec.target_reference.api_version) == "apps"
         });
-        if !(owner.kind == "ReplicaSet" && group_of(&owner.api_version) == "apps" && wants_deployment)
+        if !(owner.kind == "ReplicaSet"
+            && group_of(&owner.api_version) == "apps"
+            && wants_deployment)
         {
             return None;
         }
@@ -186,7 +188,9 @@ impl SpreadWebhook {
                 return None;
             }
         };
-        let deployment = Workload::from(controller_of(replica_set.metadata.owner_references.as_ref())?);
+        let deployment = Workload::from(controller_of(
+            replica_set.metadata.owner_references.as_ref(),
+        )?);
         spreads
             .into_iter()
             .find(|spread| targets(&spread.spec.target_reference, &deployment))
@@ -207,7 +211,9 @@ impl SpreadWebhook {
     ) -> Result<(), ActionError> {
         let api: Api<WorkloadSpread> =
             Api::namespaced(self.client.clone(), &spread.namespace().unwrap_or_default());
-        actions::replace_status(&api, spread, status).await.map(|_| ())
+        actions::replace_status(&api, spread, status)
+            .await
+            .map(|_| ())
     }
 
     /// Answers a pod CREATE.
@@ -243,7 +249,16 @@ impl SpreadWebhook {
                     {
                         match self.fresh(&spread).await {
                             Ok(newer) => spread = newer,
-                            Err(error) => return refuse(allowed, 500, &format!("WorkloadSpread {}: reading it again: {error}", spread_key(&spread))),
+                            Err(error) => {
+                                return refuse(
+                                    allowed,
+                                    500,
+                                    &format!(
+                                        "WorkloadSpread {}: reading it again: {error}",
+                                        spread_key(&spread)
+                                    ),
+                                );
+                            }
                         }
                         continue;
                     }
@@ -251,7 +266,11 @@ impl SpreadWebhook {
                         return refuse(
                             allowed,
                             500,
-                            &format!("WorkloadSpread {}: recording pod {key} in subset {}: {error}", spread_key(&spread), admitted.subset.name),
+                            &format!(
+                                "WorkloadSpread {}: recording pod {key} in subset {}: {error}",
+                                spread_key(&spread),
+                                admitted.subset.name
+                            ),
                         );
                     }
                 }
@@ -272,7 +291,10 @@ impl SpreadWebhook {
         refuse(
             allowed,
             500,
-            &format!("WorkloadSpread {}: the status kept changing while pod {key} was admitted", spread_key(&spread)),
+            &format!(
+                "WorkloadSpread {}: the status kept changing while pod {key} was admitted",
+                spread_key(&spread)
+            ),
         )
     }
 
@@ -293,7 +315,10 @@ impl SpreadWebhook {
                 return allowed;
             }
         };
-        let namespace = pod.namespace().or_else(|| request.namespace.clone()).unwrap_or_default();
+        let namespace = pod
+            .namespace()
+            .or_else(|| request.namespace.clone())
+            .unwrap_or_default();
         let Some(found) = self
             .spreads_in(&namespace)
             .into_iter()
@@ -304,7 +329,8 @@ impl SpreadWebhook {
         let key = pod_key(&pod, Some(&matched)).to_owned();
         let mut spread = (*found).clone();
         for attempt in 1..=WRITE_ATTEMPTS {
-            let Some(status) = admit_delete(&spread, &matched.subset, &key, Timestamp::now()) else {
+            let Some(status) = admit_delete(&spread, &matched.subset, &key, Timestamp::now())
+            else {
                 return allowed;
             };
             if request.dry_run {
@@ -357,7 +383,12 @@ fn with_patch(allowed: AdmissionResponse, before: &Pod, after: &Pod) -> Admissio
 fn refuse(allowed: AdmissionResponse, code: u16, message: &str) -> AdmissionResponse {
     let mut response = allowed.deny(message);
     response.result.code = code;
-    response.result.reason = if code == 400 { "BadRequest" } else { "InternalError" }.to_owned();
+    response.result.reason = if code == 400 {
+        "BadRequest"
+    } else {
+        "InternalError"
+    }
+    .to_owned();
     response
 }
 

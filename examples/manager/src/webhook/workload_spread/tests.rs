@@ -30,25 +30,36 @@ fn client(server: &Arc<Mutex<FakeServer>>) -> Client {
                 (Method::GET, false) => (200, server.spread.clone()),
                 (Method::PUT, true) => {
                     let sent: Value = serde_json::from_slice(&body).unwrap();
-                    if sent["metadata"]["resourceVersion"] == server.version.to_string() {
+                    if sent["metadata"]["resourceVersion"].as_str()
+                        == Some(server.version.to_string().as_str())
+                    {
                         server.version += 1;
                         server.spread["status"] = sent["status"].clone();
-                        server.spread["metadata"]["resourceVersion"] = server.version.to_string().into();
+                        server.spread["metadata"]["resourceVersion"] =
+                            server.version.to_string().into();
                         server.writes.push(sent["status"].clone());
                         (200, server.spread.clone())
                     } else {
                         server.conflicts += 1;
-                        (409, json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                            "reason": "Conflict", "code": 409, "message": "the object has been modified"}))
+                        (
+                            409,
+                            json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                            "reason": "Conflict", "code": 409, "message": "the object has been modified"}),
+                        )
                     }
                 }
-                _ => (404, json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                    "reason": "NotFound", "code": 404, "message": "not found"})),
+                _ => (
+                    404,
+                    json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "reason": "NotFound", "code": 404, "message": "not found"}),
+                ),
             };
             Ok::<_, std::convert::Infallible>(
                 Response::builder()
                     .status(code)
-                    .body(kube::client::Body::from(serde_json::to_vec(&answer).unwrap()))
+                    .body(kube::client::Body::from(
+                        serde_json::to_vec(&answer).unwrap(),
+                    ))
                     .unwrap(),
             )
         }
@@ -72,7 +83,11 @@ fn spread_json(version: u64, missing_a: i32) -> Value {
 }
 
 /// The webhook with a store holding `stored` and a server holding `current`.
-fn webhook(stored: &Value, current: Value, version: u64) -> (SpreadWebhook, Arc<Mutex<FakeServer>>) {
+fn webhook(
+    stored: &Value,
+    current: Value,
+    version: u64,
+) -> (SpreadWebhook, Arc<Mutex<FakeServer>>) {
     let server = Arc::new(Mutex::new(FakeServer {
         spread: current,
         version,
@@ -80,12 +95,21 @@ fn webhook(stored: &Value, current: Value, version: u64) -> (SpreadWebhook, Arc<
         conflicts: 0,
     }));
     let (store, mut writer) = kube::runtime::reflector::store();
-    writer.apply_watcher_event(&Event::Apply(serde_json::from_value(stored.clone()).unwrap()));
-    (SpreadWebhook::from_store(client(&server), store, true), server)
+    writer.apply_watcher_event(&Event::Apply(
+        serde_json::from_value(stored.clone()).unwrap(),
+    ));
+    (
+        SpreadWebhook::from_store(client(&server), store, true),
+        server,
+    )
 }
 
 fn request(operation: &str, pod: &Value, dry_run: bool) -> AdmissionRequest<DynamicObject> {
-    let field = if operation == "DELETE" { "oldObject" } else { "object" };
+    let field = if operation == "DELETE" {
+        "oldObject"
+    } else {
+        "object"
+    };
     let body = json!({
         "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
         "request": {"uid": "req-1", "operation": operation, "name": "", "namespace": "ns", "dryRun": dry_run,
@@ -111,8 +135,13 @@ fn patched(pod: &Value, response: &AdmissionResponse) -> Value {
     let encoded = serde_json::to_value(response).unwrap();
     let patch = encoded["patch"].clone();
     let bytes: Vec<u8> = match patch {
-        Value::String(text) => base64::engine::general_purpose::STANDARD.decode(text).unwrap(),
-        Value::Array(items) => items.iter().map(|b| u8::try_from(b.as_u64().unwrap()).unwrap()).collect(),
+        Value::String(text) => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap(),
+        Value::Array(items) => items
+            .iter()
+            .map(|b| u8::try_from(b.as_u64().unwrap()).unwrap())
+            .collect(),
         _ => return pod.clone(),
     };
     let patch: json_patch::Patch = serde_json::from_slice(&bytes).unwrap();
@@ -134,7 +163,8 @@ async fn a_create_spends_the_first_subset_with_room_after_a_conflict() {
         r#"{"name":"ws","subset":"a"}"#
     );
     assert_eq!(
-        after["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"],
+        after["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"],
         json!(["a"])
     );
     let server = server.lock().unwrap();
@@ -164,7 +194,10 @@ async fn dry_runs_and_pods_of_other_workloads_write_nothing() {
     let (webhook, server) = webhook(&spread_json(3, 1), spread_json(3, 1), 3);
     let pod = cloneset_pod(Some("web-1"));
     let response = webhook.on_create(&request("CREATE", &pod, true)).await;
-    assert!(patched(&pod, &response)["metadata"]["annotations"].is_object(), "a dry run is patched");
+    assert!(
+        patched(&pod, &response)["metadata"]["annotations"].is_object(),
+        "a dry run is patched"
+    );
     let mut other = cloneset_pod(Some("x-1"));
     other["metadata"]["ownerReferences"][0]["name"] = "other".into();
     let response = webhook.on_create(&request("CREATE", &other, false)).await;
@@ -200,7 +233,10 @@ fn targets_compare_group_kind_and_name() {
         name: name.into(),
     };
     assert!(targets(&target, &workload("apps/v1", "Deployment", "web")));
-    assert!(!targets(&target, &workload("apps.kruise.io/v1alpha1", "Deployment", "web")));
+    assert!(!targets(
+        &target,
+        &workload("apps.kruise.io/v1alpha1", "Deployment", "web")
+    ));
     assert!(!targets(&target, &workload("apps/v1", "ReplicaSet", "web")));
     assert!(!targets(&target, &workload("apps/v1", "Deployment", "api")));
 }
@@ -215,7 +251,10 @@ fn the_entries_follow_the_gate() {
         Some(WORKLOAD_SPREAD_MUTATING_PATH)
     );
     let validating = validating_webhook(&options, b"CA", None).unwrap();
-    assert_eq!(validating.rules.unwrap()[0].operations, Some(vec!["DELETE".to_owned()]));
+    assert_eq!(
+        validating.rules.unwrap()[0].operations,
+        Some(vec!["DELETE".to_owned()])
+    );
     let off = WebhookOptions {
         workload_spread: false,
         ..WebhookOptions::default()
