@@ -1,7 +1,7 @@
 //! The `Adaptive` strategy (upstream `rescheduleSubset`): a pod of a subset that stays unschedulable
 //! (`PodScheduled=False`, reason `Unschedulable`, no node) for `rescheduleCriticalSeconds` is deleted, so
 //! its workload creates a new one, and its subset gets `Schedulable=False`, which the pod webhook skips.
-//! [`UNSCHEDULABLE_RECOVERY`](super::UNSCHEDULABLE_RECOVERY) after the last such finding the subset is
+//! [`super::UNSCHEDULABLE_RECOVERY`] after the last such finding the subset is
 //! `Schedulable=True` again. Subsets of an `Adaptive` WorkloadSpread always carry the condition.
 //!
 //! ```

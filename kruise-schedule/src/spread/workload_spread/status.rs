@@ -2,9 +2,9 @@
 //! (carrying the annotation for it), and what is still in flight:
 //!
 //! * a `creatingPods` entry stays while its pod is not seen (no pod of that key) and younger than
-//!   [`CREATING_POD_TIMEOUT`](super::CREATING_POD_TIMEOUT); it still takes a place;
+//!   [`super::CREATING_POD_TIMEOUT`]; it still takes a place;
 //! * a `deletingPods` entry stays while its pod is still active in the subset and younger than
-//!   [`DELETING_POD_TIMEOUT`](super::DELETING_POD_TIMEOUT); it frees its place already;
+//!   [`super::DELETING_POD_TIMEOUT`]; it frees its place already;
 //! * `replicas` counts the active pods; `missingReplicas` is `max(limit - (active + creating - deleting),
 //!   0)`, or -1 without a limit.
 //!
