@@ -5,7 +5,8 @@
 //! * `workload_spread_spreads_a_cloneset_over_zones`: a CloneSet of 6 with subset-a (zone-a, maxReplicas
 //!   4) and subset-b (zone-b, no limit): 4 pods run in zone-a and 2 in zone-b, each annotated with its
 //!   subset; the status says replicas 4 / missing 0 and 2 / -1 with nothing left in `creatingPods`; the
-//!   deletion costs are 200 (subset-a, first of two subsets) and 100 (subset-b). Scaled down to 4, the
+//!   deletion costs are 200 (subset-a, first of two subsets) and 100 (subset-b), and nothing rewrites the
+//!   WorkloadSpread once settled (3 s without a new resourceVersion). Scaled down to 4, the
 //!   CloneSet removes the two lowest-cost pods, the zone-b ones: the 4 zone-a pods stay, and the status
 //!   says subset-b has 0 replicas.
 //! * `workload_spread_adaptive_reschedules_unschedulable_pods`: an `Adaptive` WorkloadSpread whose first
@@ -282,6 +283,20 @@ async fn fixed(env: &Env) -> Result<()> {
         },
     )
     .await?;
+    // Settled: nothing rewrites the WorkloadSpread while nothing changes (no status churn).
+    let before = spreads(&env.client, &env.namespace)
+        .get("spread")
+        .await?
+        .resource_version();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = spreads(&env.client, &env.namespace)
+        .get("spread")
+        .await?
+        .resource_version();
+    ensure!(
+        before == after,
+        "the WorkloadSpread was written again: {before:?} -> {after:?}"
+    );
 
     // Scale down to 4: the two zone-b pods (cost 100) go, the zone-a ones (cost 200) stay.
     let zone_a: Vec<String> = placement(&env.pods("web").await?)
