@@ -56,6 +56,7 @@ pub mod sidecarset;
 pub mod statefulset;
 pub mod webhook;
 pub mod workload;
+pub mod workload_spread;
 
 #[cfg(test)]
 mod untrusted_input;
@@ -517,6 +518,13 @@ async fn start_webhook(
     .merge(crate::webhook::deletion_protection::router(
         client.clone(),
         gates.resources_deletion_protection,
+    ))
+    .merge(crate::webhook::workload_spread::router(
+        crate::webhook::workload_spread::SpreadWebhook::new(
+            client.clone(),
+            informers,
+            gates.workload_spread,
+        ),
     ));
     tokio::spawn(server::serve_tls(
         listener,
@@ -528,7 +536,14 @@ async fn start_webhook(
     ));
     // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
     let webhook_ready = readiness.clone();
+    // And once the WorkloadSpreads are listed: a pod admitted before would miss its subset.
+    let spread_informer = gates
+        .workload_spread
+        .then(|| informers.get::<kruise_api::apps::v1beta1::WorkloadSpread>());
     tokio::spawn(async move {
+        if let Some(spreads) = spread_informer {
+            spreads.wait_synced().await;
+        }
         stores.wait_synced().await;
         if validator.wait_until_ready().await {
             webhook_ready.set("webhook", true);
@@ -550,6 +565,7 @@ async fn start_webhook(
         failure_policy: options.webhook_failure_policy,
         excluded_namespaces: excluded,
         deletion_protection: options.feature_gates.resources_deletion_protection,
+        workload_spread: options.feature_gates.workload_spread,
         ..WebhookOptions::default()
     };
     let bundle = certificates.borrow().material.ca_pem.clone();

@@ -108,7 +108,8 @@ pub struct ManagerOptions {
     /// Upstream feature gates, `Name=true|false,...`. Known: `KruisePodReadinessGate` (default false:
     /// inject `KruisePodReady` into every pod, not only Kruise-owned ones), `ResourcesDeletionProtection`
     /// (default true: the `policy.kruise.io/delete-protection` label refuses deletions),
-    /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false).
+    /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false),
+    /// `WorkloadSpread` (default true: the WorkloadSpread pod webhooks and controller).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
@@ -142,6 +143,8 @@ pub struct FeatureGates {
     /// The SidecarSet gates (`EnableSortSidecarContainerByName`,
     /// `SidecarSetPatchPodMetadataDefaultsAllowed`), for the pod and SidecarSet webhooks.
     pub sidecarset: kruise_sidecar::Options,
+    /// `WorkloadSpread` (default on, as upstream since v1.5): the WorkloadSpread pod webhooks and controller.
+    pub workload_spread: bool,
 }
 
 impl Default for FeatureGates {
@@ -150,6 +153,7 @@ impl Default for FeatureGates {
             kruise_pod_readiness_gate: false,
             resources_deletion_protection: true,
             sidecarset: kruise_sidecar::Options::default(),
+            workload_spread: true,
         }
     }
 }
@@ -158,6 +162,8 @@ impl Default for FeatureGates {
 const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
 /// The gate name of [`FeatureGates::resources_deletion_protection`].
 const RESOURCES_DELETION_PROTECTION: &str = "ResourcesDeletionProtection";
+/// The gate name of [`FeatureGates::workload_spread`].
+const WORKLOAD_SPREAD: &str = "WorkloadSpread";
 
 /// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
 ///
@@ -172,10 +178,12 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.kruise_pod_readiness_gate = value;
         } else if name == RESOURCES_DELETION_PROTECTION {
             gates.resources_deletion_protection = value;
+        } else if name == WORKLOAD_SPREAD {
+            gates.workload_spread = value;
         } else if gates.sidecarset.set_gate(name, value).is_err() {
             return Err(format!(
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
-                 {RESOURCES_DELETION_PROTECTION}, {})",
+                 {RESOURCES_DELETION_PROTECTION}, {WORKLOAD_SPREAD}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", ")
             ));
         }
@@ -395,6 +403,16 @@ mod tests {
             !parse_feature_gates("ResourcesDeletionProtection=false")
                 .unwrap()
                 .resources_deletion_protection
+        );
+    }
+
+    #[test]
+    fn workload_spread_is_on_unless_turned_off() {
+        assert!(FeatureGates::default().workload_spread);
+        assert!(
+            !parse_feature_gates("WorkloadSpread=false")
+                .unwrap()
+                .workload_spread
         );
     }
 

@@ -53,6 +53,7 @@ mod simulator;
 mod support;
 mod webhook;
 mod webhook_certificates;
+mod workload_spread;
 mod workload_webhooks;
 
 use std::future::Future;
@@ -304,6 +305,13 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("deletion_protection_refuses_protected_deletes", |c| {
         Box::pin(deletion_protection::deletion_protection_refuses_protected_deletes(c))
     }),
+    ("workload_spread_spreads_a_cloneset_over_zones", |c| {
+        Box::pin(workload_spread::workload_spread_spreads_a_cloneset_over_zones(c))
+    }),
+    (
+        "workload_spread_adaptive_reschedules_unschedulable_pods",
+        |c| Box::pin(workload_spread::workload_spread_adaptive_reschedules_unschedulable_pods(c)),
+    ),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))
     }),

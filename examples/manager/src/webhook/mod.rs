@@ -23,7 +23,9 @@
 //!   defaulting and validating webhooks of CloneSet, Advanced StatefulSet, Advanced DaemonSet, BroadcastJob,
 //!   AdvancedCronJob and ImagePullJob; [`workload_configuration`]: their entries in both configurations;
 //! * [`deletion_protection`]: the `policy.kruise.io/delete-protection` label of Namespaces, CRDs and
-//!   workloads refusing their deletion (gate `ResourcesDeletionProtection`).
+//!   workloads refusing their deletion (gate `ResourcesDeletionProtection`);
+//! * [`workload_spread`]: WorkloadSpread's pod CREATE (subset choice and injection) and pod DELETE
+//!   (accounting) webhooks (gate `WorkloadSpread`).
 
 pub mod admission;
 pub mod cert_secret;
@@ -49,4 +51,5 @@ pub mod workload_admission;
 pub mod workload_configuration;
 pub mod workload_defaulting;
 pub mod workload_kind;
+pub mod workload_spread;
 pub mod workload_validation;

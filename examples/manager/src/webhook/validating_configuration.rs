@@ -84,6 +84,11 @@ pub fn validating_webhook_configuration(
                     .deletion_protection
                     .then(|| deletion_protection_webhook(options, ca_bundle)),
             )
+            .chain(super::workload_spread::validating_webhook(
+                options,
+                ca_bundle,
+                super::configuration::excluded_namespace_selector(options),
+            ))
             .collect(),
         ),
     }
