@@ -43,5 +43,6 @@ pub mod protection;
 pub mod selector_string;
 pub mod sort;
 pub mod split_mix;
+pub mod spread;
 pub mod statefulset;
 pub mod validation;

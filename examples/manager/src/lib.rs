@@ -57,6 +57,7 @@ pub mod statefulset;
 pub mod unavailable_budget;
 pub mod webhook;
 pub mod workload;
+pub mod workload_spread;
 
 #[cfg(test)]
 mod untrusted_input;
@@ -530,6 +531,13 @@ async fn start_webhook(
             delete_gate: gates.pod_unavailable_budget_delete,
             update_gate: gates.pod_unavailable_budget_update,
         },
+    ))
+    .merge(crate::webhook::workload_spread::router(
+        crate::webhook::workload_spread::SpreadWebhook::new(
+            client.clone(),
+            informers,
+            gates.workload_spread,
+        ),
     ));
     tokio::spawn(server::serve_tls(
         listener,
@@ -541,7 +549,14 @@ async fn start_webhook(
     ));
     // Ready once the SidecarSet stores are listed: a pod admitted before would miss its sidecars.
     let webhook_ready = readiness.clone();
+    // And once the WorkloadSpreads are listed: a pod admitted before would miss its subset.
+    let spread_informer = gates
+        .workload_spread
+        .then(|| informers.get::<kruise_api::apps::v1beta1::WorkloadSpread>());
     tokio::spawn(async move {
+        if let Some(spreads) = spread_informer {
+            spreads.wait_synced().await;
+        }
         stores.wait_synced().await;
         if validator.wait_until_ready().await {
             webhook_ready.set("webhook", true);
@@ -565,6 +580,7 @@ async fn start_webhook(
         deletion_protection: options.feature_gates.resources_deletion_protection,
         pod_unavailable_budget_delete: options.feature_gates.pod_unavailable_budget_delete,
         pod_unavailable_budget_update: options.feature_gates.pod_unavailable_budget_update,
+        workload_spread: options.feature_gates.workload_spread,
         ..WebhookOptions::default()
     };
     let bundle = certificates.borrow().material.ca_pem.clone();

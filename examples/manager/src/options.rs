@@ -110,8 +110,9 @@ pub struct ManagerOptions {
     /// (default true: the `policy.kruise.io/delete-protection` label refuses deletions),
     /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false),
     /// `PodUnavailableBudgetDeleteGate` (default true: pod deletions and evictions spend
-    /// PodUnavailableBudget units) and `PodUnavailableBudgetUpdateGate` (default false: so do pod updates
-    /// and the in-place updates of the CloneSet controller).
+    /// PodUnavailableBudget units), `PodUnavailableBudgetUpdateGate` (default false: so do pod updates and
+    /// the in-place updates of the CloneSet and SidecarSet controllers) and `WorkloadSpread` (default true:
+    /// the WorkloadSpread pod webhooks and controller).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
@@ -151,6 +152,8 @@ pub struct FeatureGates {
     /// `PodUnavailableBudgetUpdateGate` (default off, as upstream): pod updates go through the
     /// PodUnavailableBudget webhook, and the CloneSet controller spends a unit before an in-place update.
     pub pod_unavailable_budget_update: bool,
+    /// `WorkloadSpread` (default on, as upstream since v1.5): the WorkloadSpread pod webhooks and controller.
+    pub workload_spread: bool,
 }
 
 impl Default for FeatureGates {
@@ -161,6 +164,7 @@ impl Default for FeatureGates {
             sidecarset: kruise_sidecar::Options::default(),
             pod_unavailable_budget_delete: true,
             pod_unavailable_budget_update: false,
+            workload_spread: true,
         }
     }
 }
@@ -173,6 +177,8 @@ const RESOURCES_DELETION_PROTECTION: &str = "ResourcesDeletionProtection";
 const POD_UNAVAILABLE_BUDGET_DELETE_GATE: &str = "PodUnavailableBudgetDeleteGate";
 /// The gate name of [`FeatureGates::pod_unavailable_budget_update`].
 const POD_UNAVAILABLE_BUDGET_UPDATE_GATE: &str = "PodUnavailableBudgetUpdateGate";
+/// The gate name of [`FeatureGates::workload_spread`].
+const WORKLOAD_SPREAD: &str = "WorkloadSpread";
 
 /// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
 ///
@@ -191,11 +197,13 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.pod_unavailable_budget_delete = value;
         } else if name == POD_UNAVAILABLE_BUDGET_UPDATE_GATE {
             gates.pod_unavailable_budget_update = value;
+        } else if name == WORKLOAD_SPREAD {
+            gates.workload_spread = value;
         } else if gates.sidecarset.set_gate(name, value).is_err() {
             return Err(format!(
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
                  {RESOURCES_DELETION_PROTECTION}, {POD_UNAVAILABLE_BUDGET_DELETE_GATE}, \
-                 {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {})",
+                 {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {WORKLOAD_SPREAD}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", ")
             ));
         }
@@ -429,6 +437,16 @@ mod tests {
         .unwrap();
         assert!(!gates.pod_unavailable_budget_delete);
         assert!(gates.pod_unavailable_budget_update);
+    }
+
+    #[test]
+    fn workload_spread_is_on_unless_turned_off() {
+        assert!(FeatureGates::default().workload_spread);
+        assert!(
+            !parse_feature_gates("WorkloadSpread=false")
+                .unwrap()
+                .workload_spread
+        );
     }
 
     #[test]

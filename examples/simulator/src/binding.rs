@@ -81,9 +81,24 @@ impl Placement {
         {
             return Some(node.clone());
         }
+        self.reserve_among(key, |_| true)
+    }
+
+    /// [`Placement::reserve`] among the nodes `eligible` accepts (the nodes a pod's required node affinity
+    /// matches); `None` when none of them has room.
+    pub fn reserve_among(&mut self, key: &str, eligible: impl Fn(&str) -> bool) -> Option<String> {
+        if let Some(node) = self
+            .placed
+            .get(key)
+            .and_then(|&index| self.nodes.get(index))
+        {
+            return Some(node.clone());
+        }
+        let eligible: Vec<bool> = self.nodes.iter().map(|node| eligible(node)).collect();
+        let allowed = |index: usize| eligible.get(index).copied().unwrap_or(false);
         let index = match self.strategy {
-            Strategy::RoundRobin => self.next_round_robin()?,
-            Strategy::LeastLoaded => self.least_loaded()?,
+            Strategy::RoundRobin => self.next_round_robin(&allowed)?,
+            Strategy::LeastLoaded => self.least_loaded(&allowed)?,
         };
         self.place(key, index);
         self.nodes.get(index).cloned()
@@ -139,17 +154,18 @@ impl Placement {
             .is_some_and(|&load| load < self.max_pods)
     }
 
-    fn next_round_robin(&mut self) -> Option<usize> {
+    fn next_round_robin(&mut self, allowed: &dyn Fn(usize) -> bool) -> Option<usize> {
         let count = self.nodes.len();
-        (0..count)
+        let index = (0..count)
             .map(|step| (self.cursor + step) % count)
-            .find(|&index| self.has_room(index))
-            .inspect(|&index| self.cursor = (index + 1) % count)
+            .find(|&index| allowed(index) && self.has_room(index))?;
+        self.cursor = (index + 1) % count;
+        Some(index)
     }
 
-    fn least_loaded(&self) -> Option<usize> {
+    fn least_loaded(&self, allowed: &dyn Fn(usize) -> bool) -> Option<usize> {
         (0..self.nodes.len())
-            .filter(|&index| self.has_room(index))
+            .filter(|&index| allowed(index) && self.has_room(index))
             .min_by_key(|&index| (self.loads.get(index).copied().unwrap_or_default(), index))
     }
 
@@ -224,6 +240,27 @@ mod tests {
         assert_eq!(placement.reserve_on("d2", "node-2"), None, "node-2 is full");
         assert_eq!(placement.reserve_on("d3", "elsewhere"), None, "not ours");
         assert_eq!(placement.reserve("p").as_deref(), Some("node-0"));
+    }
+
+    #[test]
+    fn only_eligible_nodes_are_chosen() {
+        let mut placement = Placement::new(Strategy::RoundRobin, nodes(4), 1);
+        let odd = |node: &str| node.ends_with('1') || node.ends_with('3');
+        assert_eq!(placement.reserve_among("a", odd).as_deref(), Some("node-1"));
+        assert_eq!(placement.reserve_among("b", odd).as_deref(), Some("node-3"));
+        assert_eq!(
+            placement.reserve_among("c", odd),
+            None,
+            "both odd nodes are full"
+        );
+        assert_eq!(placement.reserve_among("d", |_| false), None);
+        let mut placement = Placement::new(Strategy::LeastLoaded, nodes(3), 5);
+        assert_eq!(
+            placement
+                .reserve_among("x", |node| node == "node-2")
+                .as_deref(),
+            Some("node-2")
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //!
 //! * [`node`]: the Node objects (Ready, capacity, addresses), registered at start, heartbeats renewed;
 //! * [`binding`]: pending pods are bound through `pods/binding`, round-robin or least-loaded (a pod whose
-//!   required node affinity names one node, as a daemon pod's does, to that node only);
+//!   required node affinity names one node, as a daemon pod's does, to that node only; a pod with a
+//!   nodeSelector or required node affinity to a node whose labels match, [`node_fit`], else it is marked
+//!   `PodScheduled=False`, reason `Unschedulable`);
 //! * [`pod_status`]: the status a kubelet would report now (pure): Pending, then Running with deterministic
 //!   [`identity`] (image IDs per image, container IDs per start), `Ready` honouring readiness gates, and a
 //!   restart of just the changed container after an in-place image update;
@@ -36,6 +38,7 @@ pub mod cri_node;
 pub mod identity;
 pub mod job_exit;
 pub mod node;
+pub mod node_fit;
 pub mod options;
 pub mod pod_status;
 pub mod runner;

@@ -74,6 +74,11 @@ pub struct SimulatorConfig {
     /// Where containerd-backed pods write their container logs.
     #[arg(long, default_value = "/tmp/kruise-sim-pod-logs")]
     pub pod_log_dir: std::path::PathBuf,
+    /// An extra label of a node (repeatable), e.g. `kruise-sim-0:topology.kubernetes.io/zone=zone-a`: pods
+    /// with a required node affinity (or nodeSelector) are bound only to nodes whose labels match it, and a
+    /// pod no node matches is marked `PodScheduled=False`, reason `Unschedulable`.
+    #[arg(long = "node-label", value_name = "NODE:KEY=VALUE", value_parser = parse_node_label)]
+    pub node_labels: Vec<(String, String, String)>,
 }
 
 impl Default for SimulatorConfig {
@@ -100,6 +105,7 @@ impl Default for SimulatorConfig {
             concurrency: 16,
             cri_endpoints: Vec::new(),
             pod_log_dir: "/tmp/kruise-sim-pod-logs".into(),
+            node_labels: Vec::new(),
         }
     }
 }
@@ -113,6 +119,16 @@ impl SimulatorConfig {
             .collect()
     }
 
+    /// The extra labels of `node` (`--node-label`).
+    #[must_use]
+    pub fn extra_labels(&self, node: &str) -> std::collections::BTreeMap<String, String> {
+        self.node_labels
+            .iter()
+            .filter(|(name, _, _)| name == node)
+            .map(|(_, key, value)| (key.clone(), value.clone()))
+            .collect()
+    }
+
     /// The resources of each node.
     #[must_use]
     pub fn node_shape(&self) -> NodeShape {
@@ -122,6 +138,22 @@ impl SimulatorConfig {
             max_pods: self.max_pods,
         }
     }
+}
+
+/// `NODE:KEY=VALUE`.
+fn parse_node_label(text: &str) -> Result<(String, String, String), String> {
+    let (node, label) = text
+        .split_once(':')
+        .ok_or_else(|| format!("node label {text:?}: expected NODE:KEY=VALUE"))?;
+    let (key, value) = label
+        .split_once('=')
+        .ok_or_else(|| format!("node label {text:?}: expected NODE:KEY=VALUE"))?;
+    if node.is_empty() || key.is_empty() {
+        return Err(format!(
+            "node label {text:?}: the node and the key must not be empty"
+        ));
+    }
+    Ok((node.to_owned(), key.to_owned(), value.to_owned()))
 }
 
 fn parse_cri_endpoint(text: &str) -> Result<(String, String), String> {
@@ -155,6 +187,7 @@ mod tests {
             "--never-ready=app=broken",
             "--slow-node=n-1",
             "--cri-endpoint=n-0=unix:///run/c.sock",
+            "--node-label=n-1:topology.kubernetes.io/zone=zone-b",
         ])
         .unwrap();
         assert_eq!(cli.config.node_names(), ["n-0", "n-1"]);
@@ -166,6 +199,15 @@ mod tests {
             cli.config.cri_endpoints,
             [("n-0".to_owned(), "unix:///run/c.sock".to_owned())]
         );
+        assert_eq!(
+            cli.config.extra_labels("n-1"),
+            [(
+                "topology.kubernetes.io/zone".to_owned(),
+                "zone-b".to_owned()
+            )]
+            .into()
+        );
+        assert!(cli.config.extra_labels("n-0").is_empty());
     }
 
     #[test]
@@ -193,5 +235,8 @@ mod tests {
         assert!(Cli::try_parse_from(["sim", "--ready-delay=soon"]).is_err());
         assert!(Cli::try_parse_from(["sim", "--never-ready==x"]).is_err());
         assert!(Cli::try_parse_from(["sim", "--binding=random"]).is_err());
+        assert!(Cli::try_parse_from(["sim", "--node-label=n-0"]).is_err());
+        assert!(Cli::try_parse_from(["sim", "--node-label=n-0:zone"]).is_err());
+        assert!(Cli::try_parse_from(["sim", "--node-label=:zone=a"]).is_err());
     }
 }

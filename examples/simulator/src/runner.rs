@@ -22,6 +22,7 @@ use super::cri_node::{CriNode, CriNodeError};
 use super::identity;
 use super::job_exit;
 use super::node;
+use super::node_fit::{self, NodeFit};
 use super::options::SimulatorConfig;
 use super::pod_status::{self, Behaviour};
 use super::termination::{self, Termination};
@@ -70,6 +71,7 @@ struct Context {
     config: Arc<SimulatorConfig>,
     placement: Arc<Mutex<Placement>>,
     cri_nodes: HashMap<String, Arc<CriNode>>,
+    node_fit: NodeFit,
 }
 
 impl Simulator {
@@ -90,7 +92,7 @@ impl Simulator {
         let nodes: Api<Node> = Api::all(self.client.clone());
         let shape = self.config.node_shape();
         for (index, name) in self.config.node_names().iter().enumerate() {
-            let wanted = node::node(name, index, &shape, Timestamp::now());
+            let wanted = self.wanted_node(name, index, &shape);
             match nodes.create(&PostParams::default(), &wanted).await {
                 Ok(_) => tracing::info!(node = %name, "registered node"),
                 Err(error) if is_conflict(&error) => {
@@ -165,6 +167,17 @@ impl Simulator {
         Ok(())
     }
 
+    /// The Node object of `name` as registered: the kubelet's labels and `--node-label`.
+    fn wanted_node(&self, name: &str, index: usize, shape: &node::NodeShape) -> Node {
+        let mut wanted = node::node(name, index, shape, Timestamp::now());
+        wanted
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .extend(self.config.extra_labels(name));
+        wanted
+    }
+
     /// Deletes the Node objects.
     ///
     /// # Errors
@@ -214,11 +227,21 @@ impl Simulator {
             .inspect(move |event| track(&tracked, event))
             .default_backoff()
             .applied_objects();
+        let shape = self.config.node_shape();
+        let node_fit = NodeFit::new(
+            self.config
+                .node_names()
+                .iter()
+                .enumerate()
+                .map(|(index, name)| self.wanted_node(name, index, &shape))
+                .collect(),
+        );
         let context = Arc::new(Context {
             client: self.client.clone(),
             config: Arc::clone(&self.config),
             placement,
             cri_nodes,
+            node_fit,
         });
         tracing::info!(nodes = ?self.config.node_names(), binding = ?self.config.binding, "node simulator running");
         Controller::for_stream(stream, reader)
@@ -389,6 +412,7 @@ async fn bind(pod: &Pod, api: &Api<Pod>, context: &Context) -> Result<Action, Si
     // A daemon pod names its node in its required node affinity (`metadata.name In [node]`): only that
     // node will do, and a node of somebody else's is left to its scheduler.
     let pinned = kruise_schedule::daemonset::node_affinity::target_node(pod.spec.as_ref());
+    let constrained = node_fit::is_constrained(pod.spec.as_ref());
     let chosen = {
         let mut placement = context
             .placement
@@ -397,11 +421,17 @@ async fn bind(pod: &Pod, api: &Api<Pod>, context: &Context) -> Result<Action, Si
         match pinned {
             Some(node) if !placement.owns(node) => return Ok(Action::await_change()),
             Some(node) => placement.reserve_on(&key, node),
+            None if constrained => {
+                placement.reserve_among(&key, |node| context.node_fit.fits(pod.spec.as_ref(), node))
+            }
             None => placement.reserve(&key),
         }
     };
     let Some(node) = chosen else {
         tracing::warn!(pod = %key, "no simulated node has room for it; the pod stays pending");
+        if pinned.is_none() {
+            mark_unschedulable(pod, api).await?;
+        }
         return Ok(Action::requeue(Duration::from_secs(5)));
     };
     let binding = Binding {
@@ -438,6 +468,35 @@ async fn bind(pod: &Pod, api: &Api<Pod>, context: &Context) -> Result<Action, Si
                 other => Err(SimulatorError::kube(format!("binding pod {key} to {node}"))(other)),
             }
         }
+    }
+}
+
+/// Marks a pod no node fits `PodScheduled=False`, reason `Unschedulable` (once).
+async fn mark_unschedulable(pod: &Pod, api: &Api<Pod>) -> Result<(), SimulatorError> {
+    let Some(patch) = node_fit::unschedulable_patch(
+        pod,
+        "no simulated node matches the pod's node affinity or has room",
+        Timestamp::now(),
+    ) else {
+        return Ok(());
+    };
+    match api
+        .patch_status(
+            &pod.name_any(),
+            &PatchParams::default(),
+            &Patch::Strategic(&patch),
+        )
+        .await
+    {
+        Ok(_) => {
+            tracing::info!(pod = %pod_key(pod), "marked unschedulable");
+            Ok(())
+        }
+        Err(error) if is_not_found(&error) => Ok(()),
+        Err(error) => Err(SimulatorError::kube(format!(
+            "marking pod {} unschedulable",
+            pod_key(pod)
+        ))(error)),
     }
 }
 

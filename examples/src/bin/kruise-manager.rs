@@ -93,6 +93,9 @@ async fn main() -> ExitCode {
         ),
     );
     controller_set.register(StatefulSetController::new(cli.statefulset.config()));
+    if cli.options.feature_gates.workload_spread {
+        controller_set.register(kruise_manager::workload_spread::WorkloadSpreadController);
+    }
     let identity = cli.options.identity();
     let config = match identified_config(&identity).await {
         Ok(config) => config,

@@ -378,7 +378,8 @@ impl Env {
     }
 }
 
-fn merge(target: &mut Value, patch: Value) {
+/// Merges `patch` into `target` (objects key by key, anything else replaced).
+pub fn merge(target: &mut Value, patch: Value) {
     match (target, patch) {
         (Value::Object(target), Value::Object(patch)) => {
             for (key, value) in patch {

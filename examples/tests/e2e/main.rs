@@ -54,6 +54,7 @@ mod simulator;
 mod support;
 mod webhook;
 mod webhook_certificates;
+mod workload_spread;
 mod workload_webhooks;
 
 use std::future::Future;
@@ -314,6 +315,13 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("pod_unavailable_budget_limits_sidecar_upgrades", |c| {
         Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_sidecar_upgrades(c))
     }),
+    ("workload_spread_spreads_a_cloneset_over_zones", |c| {
+        Box::pin(workload_spread::workload_spread_spreads_a_cloneset_over_zones(c))
+    }),
+    (
+        "workload_spread_adaptive_reschedules_unschedulable_pods",
+        |c| Box::pin(workload_spread::workload_spread_adaptive_reschedules_unschedulable_pods(c)),
+    ),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))
     }),

@@ -83,11 +83,16 @@ async fn scenario(client: &Client) -> Result<()> {
         kruise_api::pod::condition(&pod, "SidecarTerminated").is_some_and(|c| c.status == "True"),
         "no SidecarTerminated condition"
     );
+    // The terminator ends the pod first and creates the request after it, so the Job controller can count
+    // the pod as succeeded before the request exists: wait for it.
     let crrs: Api<ContainerRecreateRequest> = Api::namespaced(client.clone(), NAMESPACE);
-    let crr = crrs
-        .get_opt(&format!("sidecar-termination-{uid}"))
-        .await?
-        .context("no ContainerRecreateRequest for the sidecar")?;
+    let request_name = format!("sidecar-termination-{uid}");
+    let crr = wait_for(
+        "the ContainerRecreateRequest for the sidecar",
+        WAIT,
+        || async { Ok(crrs.get_opt(&request_name).await?) },
+    )
+    .await?;
     let names: Vec<&str> = crr
         .spec
         .containers

@@ -380,48 +380,98 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[index.min(sorted.len() - 1)]
 }
 
+/// One Prometheus histogram read from a text exposition: its sum, count and cumulative buckets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Histogram {
+    /// `_sum`, in the histogram's unit (seconds).
+    pub sum: f64,
+    /// `_count`.
+    pub count: f64,
+    /// `(le, cumulative count)`, in exposition order (ascending `le`, `+Inf` last).
+    pub buckets: Vec<(f64, f64)>,
+}
+
+impl Histogram {
+    /// The histogram `name` in the text exposition `metrics`, over the lines containing `filter` (`""` for
+    /// all); empty when it is absent.
+    pub fn parse(metrics: &str, name: &str, filter: &str) -> Histogram {
+        let lines: Vec<&str> = metrics
+            .lines()
+            .filter(|line| line.starts_with(name) && line.contains(filter))
+            .collect();
+        let value = |suffix: &str| -> f64 {
+            lines
+                .iter()
+                .find(|line| line.starts_with(&format!("{name}_{suffix}")))
+                .and_then(|line| line.rsplit(' ').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0)
+        };
+        let buckets = lines
+            .iter()
+            .filter(|line| line.contains("_bucket"))
+            .filter_map(|line| {
+                let le = line.split("le=\"").nth(1)?.split('"').next()?;
+                let le = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().ok()?
+                };
+                Some((le, line.rsplit(' ').next()?.parse().ok()?))
+            })
+            .collect();
+        Histogram {
+            sum: value("sum"),
+            count: value("count"),
+            buckets,
+        }
+    }
+
+    /// What was observed after `earlier` (a reading of the same histogram taken before this one).
+    pub fn since(&self, earlier: &Histogram) -> Histogram {
+        let before = |le: f64| {
+            earlier
+                .buckets
+                .iter()
+                .find(|(bound, _)| *bound == le)
+                .map_or(0.0, |(_, count)| *count)
+        };
+        Histogram {
+            sum: self.sum - earlier.sum,
+            count: self.count - earlier.count,
+            buckets: self
+                .buckets
+                .iter()
+                .map(|(le, count)| (*le, count - before(*le)))
+                .collect(),
+        }
+    }
+
+    /// The upper bound (in ms) of the bucket holding the `q` quantile.
+    fn quantile_ms(&self, q: f64) -> f64 {
+        self.buckets
+            .iter()
+            .find(|(_, count)| *count >= q * self.count)
+            .map_or(f64::NAN, |(le, _)| *le * 1000.0)
+    }
+
+    /// Count, mean and bucket quantiles (in ms), counting `what`.
+    pub fn summary(&self, what: &str) -> String {
+        if self.count == 0.0 {
+            return format!("no {what}");
+        }
+        format!(
+            "{} {what}, mean {:.3} ms, p50 <= {} ms, p99 <= {} ms",
+            self.count,
+            self.sum / self.count * 1000.0,
+            self.quantile_ms(0.5),
+            self.quantile_ms(0.99)
+        )
+    }
+}
+
 /// Count, mean and bucket quantiles (in ms) of the Prometheus histogram `name` in the text exposition
 /// `metrics`, over the lines containing `filter` (`""` for all), counting `what`.
 pub fn histogram_summary(metrics: &str, name: &str, filter: &str, what: &str) -> String {
-    let lines: Vec<&str> = metrics
-        .lines()
-        .filter(|line| line.starts_with(name) && line.contains(filter))
-        .collect();
-    let value = |suffix: &str| -> f64 {
-        lines
-            .iter()
-            .find(|line| line.starts_with(&format!("{name}_{suffix}")))
-            .and_then(|line| line.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0)
-    };
-    let (sum, count) = (value("sum"), value("count"));
-    if count == 0.0 {
-        return format!("no {what}");
-    }
-    let buckets: Vec<(f64, f64)> = lines
-        .iter()
-        .filter(|line| line.contains("_bucket"))
-        .filter_map(|line| {
-            let le = line.split("le=\"").nth(1)?.split('"').next()?;
-            let le = if le == "+Inf" {
-                f64::INFINITY
-            } else {
-                le.parse().ok()?
-            };
-            Some((le, line.rsplit(' ').next()?.parse().ok()?))
-        })
-        .collect();
-    let quantile = |q: f64| {
-        buckets
-            .iter()
-            .find(|(_, c)| *c >= q * count)
-            .map_or(f64::NAN, |(le, _)| *le * 1000.0)
-    };
-    format!(
-        "{count} {what}, mean {:.3} ms, p50 <= {} ms, p99 <= {} ms",
-        sum / count * 1000.0,
-        quantile(0.5),
-        quantile(0.99)
-    )
+    Histogram::parse(metrics, name, filter).summary(what)
 }

@@ -97,6 +97,8 @@ pub struct WebhookOptions {
     pub pod_unavailable_budget_delete: bool,
     /// Whether pod updates go to the PodUnavailableBudget webhook (gate `PodUnavailableBudgetUpdateGate`).
     pub pod_unavailable_budget_update: bool,
+    /// Whether the WorkloadSpread pod webhooks are configured (gate `WorkloadSpread`).
+    pub workload_spread: bool,
 }
 
 impl Default for WebhookOptions {
@@ -113,25 +115,9 @@ impl Default for WebhookOptions {
             deletion_protection: true,
             pod_unavailable_budget_delete: true,
             pod_unavailable_budget_update: false,
+            workload_spread: true,
         }
     }
-}
-
-/// The namespace selector that leaves out `options.excluded_namespaces` (by their
-/// `kubernetes.io/metadata.name` label); `None` when none are excluded.
-#[must_use]
-pub fn excluded_namespace_selector(options: &WebhookOptions) -> Option<LabelSelector> {
-    let mut excluded = options.excluded_namespaces.clone();
-    excluded.sort();
-    excluded.dedup();
-    (!excluded.is_empty()).then(|| LabelSelector {
-        match_expressions: Some(vec![LabelSelectorRequirement {
-            key: NAMESPACE_NAME_LABEL.to_owned(),
-            operator: "NotIn".to_owned(),
-            values: Some(excluded),
-        }]),
-        match_labels: None,
-    })
 }
 
 /// The configuration object, with `ca_bundle` (PEM) as the trusted CA.
@@ -141,17 +127,9 @@ pub fn mutating_webhook_configuration(
     ca_bundle: &[u8],
 ) -> MutatingWebhookConfiguration {
     let client_config = client_config(&options.target, ca_bundle, MUTATE_POD_PATH);
-    let mut excluded = options.excluded_namespaces.clone();
-    excluded.sort();
-    excluded.dedup();
-    let namespace_selector = (!excluded.is_empty()).then(|| LabelSelector {
-        match_expressions: Some(vec![LabelSelectorRequirement {
-            key: NAMESPACE_NAME_LABEL.to_owned(),
-            operator: "NotIn".to_owned(),
-            values: Some(excluded),
-        }]),
-        match_labels: None,
-    });
+    let namespace_selector = excluded_namespace_selector(options);
+    let workload_spread_webhook =
+        super::workload_spread::mutating_webhook(options, ca_bundle, namespace_selector.clone());
     let crr_webhook = crr_webhook(options, ca_bundle, namespace_selector.clone());
     MutatingWebhookConfiguration {
         metadata: ObjectMeta {
@@ -190,9 +168,26 @@ pub fn mutating_webhook_configuration(
             .chain(super::workload_configuration::mutating_webhooks(
                 options, ca_bundle,
             ))
+            .chain(workload_spread_webhook)
             .collect(),
         ),
     }
+}
+
+/// The namespace selector of the pod webhooks: every namespace but the excluded ones (`None` when none is).
+#[must_use]
+pub fn excluded_namespace_selector(options: &WebhookOptions) -> Option<LabelSelector> {
+    let mut excluded = options.excluded_namespaces.clone();
+    excluded.sort();
+    excluded.dedup();
+    (!excluded.is_empty()).then(|| LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: NAMESPACE_NAME_LABEL.to_owned(),
+            operator: "NotIn".to_owned(),
+            values: Some(excluded),
+        }]),
+        match_labels: None,
+    })
 }
 
 /// The ContainerRecreateRequest webhook: creations and updates of v1beta1 requests (v1alpha1 ones reach it

@@ -27,6 +27,8 @@
 //! * [`pod_unavailable_budget`]: pod deletions, evictions and updates spending PodUnavailableBudget units
 //!   (gates `PodUnavailableBudgetDeleteGate`, `PodUnavailableBudgetUpdateGate`); [`related_budget`]: the
 //!   `pub.kruise.io/related-pub` annotation of pod CREATE.
+//! * [`workload_spread`]: WorkloadSpread's pod CREATE (subset choice and injection) and pod DELETE
+//!   (accounting) webhooks (gate `WorkloadSpread`).
 
 pub mod admission;
 pub mod cert_secret;
@@ -54,4 +56,5 @@ pub mod workload_admission;
 pub mod workload_configuration;
 pub mod workload_defaulting;
 pub mod workload_kind;
+pub mod workload_spread;
 pub mod workload_validation;

@@ -88,6 +88,11 @@ pub fn validating_webhook_configuration(
                     .then(|| deletion_protection_webhook(options, ca_bundle)),
             )
             .chain(pod_unavailable_budget_webhook(options, ca_bundle))
+            .chain(super::workload_spread::validating_webhook(
+                options,
+                ca_bundle,
+                super::configuration::excluded_namespace_selector(options),
+            ))
             .collect(),
         ),
     }
