@@ -54,6 +54,7 @@ pub mod pod_readiness;
 pub mod sidecar_terminator;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod unavailable_budget;
 pub mod webhook;
 pub mod workload;
 pub mod workload_spread;
@@ -500,11 +501,14 @@ async fn start_webhook(
         gates.sidecarset.patch_pod_metadata_defaults_allowed,
         &stopped,
     );
+    let budgets = crate::unavailable_budget::BudgetStores::shared(informers);
     let mutator = Mutator {
         gates: GateOptions {
             kruise_pod_ready_for_all_pods: options.feature_gates.kruise_pod_readiness_gate,
         },
         sidecarsets: Some(stores.clone()),
+        budgets: (gates.pod_unavailable_budget_delete || gates.pod_unavailable_budget_update)
+            .then(|| budgets.clone()),
     };
     let app = server::router(
         mutator,
@@ -518,6 +522,15 @@ async fn start_webhook(
     .merge(crate::webhook::deletion_protection::router(
         client.clone(),
         gates.resources_deletion_protection,
+    ))
+    .merge(crate::webhook::pod_unavailable_budget::router(
+        crate::webhook::pod_unavailable_budget::BudgetGuard {
+            client: client.clone(),
+            budgets: budgets.clone(),
+            pods: informers.get(),
+            delete_gate: gates.pod_unavailable_budget_delete,
+            update_gate: gates.pod_unavailable_budget_update,
+        },
     ))
     .merge(crate::webhook::workload_spread::router(
         crate::webhook::workload_spread::SpreadWebhook::new(
@@ -565,6 +578,8 @@ async fn start_webhook(
         failure_policy: options.webhook_failure_policy,
         excluded_namespaces: excluded,
         deletion_protection: options.feature_gates.resources_deletion_protection,
+        pod_unavailable_budget_delete: options.feature_gates.pod_unavailable_budget_delete,
+        pod_unavailable_budget_update: options.feature_gates.pod_unavailable_budget_update,
         workload_spread: options.feature_gates.workload_spread,
         ..WebhookOptions::default()
     };

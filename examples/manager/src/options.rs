@@ -109,7 +109,10 @@ pub struct ManagerOptions {
     /// inject `KruisePodReady` into every pod, not only Kruise-owned ones), `ResourcesDeletionProtection`
     /// (default true: the `policy.kruise.io/delete-protection` label refuses deletions),
     /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false),
-    /// `WorkloadSpread` (default true: the WorkloadSpread pod webhooks and controller).
+    /// `PodUnavailableBudgetDeleteGate` (default true: pod deletions and evictions spend
+    /// PodUnavailableBudget units), `PodUnavailableBudgetUpdateGate` (default false: so do pod updates and
+    /// the in-place updates of the CloneSet and SidecarSet controllers) and `WorkloadSpread` (default true:
+    /// the WorkloadSpread pod webhooks and controller).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
@@ -143,6 +146,12 @@ pub struct FeatureGates {
     /// The SidecarSet gates (`EnableSortSidecarContainerByName`,
     /// `SidecarSetPatchPodMetadataDefaultsAllowed`), for the pod and SidecarSet webhooks.
     pub sidecarset: kruise_sidecar::Options,
+    /// `PodUnavailableBudgetDeleteGate` (default on, as upstream): pod deletions and evictions go through
+    /// the PodUnavailableBudget webhook.
+    pub pod_unavailable_budget_delete: bool,
+    /// `PodUnavailableBudgetUpdateGate` (default off, as upstream): pod updates go through the
+    /// PodUnavailableBudget webhook, and the CloneSet controller spends a unit before an in-place update.
+    pub pod_unavailable_budget_update: bool,
     /// `WorkloadSpread` (default on, as upstream since v1.5): the WorkloadSpread pod webhooks and controller.
     pub workload_spread: bool,
 }
@@ -153,6 +162,8 @@ impl Default for FeatureGates {
             kruise_pod_readiness_gate: false,
             resources_deletion_protection: true,
             sidecarset: kruise_sidecar::Options::default(),
+            pod_unavailable_budget_delete: true,
+            pod_unavailable_budget_update: false,
             workload_spread: true,
         }
     }
@@ -162,6 +173,10 @@ impl Default for FeatureGates {
 const KRUISE_POD_READINESS_GATE: &str = "KruisePodReadinessGate";
 /// The gate name of [`FeatureGates::resources_deletion_protection`].
 const RESOURCES_DELETION_PROTECTION: &str = "ResourcesDeletionProtection";
+/// The gate name of [`FeatureGates::pod_unavailable_budget_delete`].
+const POD_UNAVAILABLE_BUDGET_DELETE_GATE: &str = "PodUnavailableBudgetDeleteGate";
+/// The gate name of [`FeatureGates::pod_unavailable_budget_update`].
+const POD_UNAVAILABLE_BUDGET_UPDATE_GATE: &str = "PodUnavailableBudgetUpdateGate";
 /// The gate name of [`FeatureGates::workload_spread`].
 const WORKLOAD_SPREAD: &str = "WorkloadSpread";
 
@@ -178,12 +193,17 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.kruise_pod_readiness_gate = value;
         } else if name == RESOURCES_DELETION_PROTECTION {
             gates.resources_deletion_protection = value;
+        } else if name == POD_UNAVAILABLE_BUDGET_DELETE_GATE {
+            gates.pod_unavailable_budget_delete = value;
+        } else if name == POD_UNAVAILABLE_BUDGET_UPDATE_GATE {
+            gates.pod_unavailable_budget_update = value;
         } else if name == WORKLOAD_SPREAD {
             gates.workload_spread = value;
         } else if gates.sidecarset.set_gate(name, value).is_err() {
             return Err(format!(
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
-                 {RESOURCES_DELETION_PROTECTION}, {WORKLOAD_SPREAD}, {})",
+                 {RESOURCES_DELETION_PROTECTION}, {POD_UNAVAILABLE_BUDGET_DELETE_GATE}, \
+                 {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {WORKLOAD_SPREAD}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", ")
             ));
         }
@@ -404,6 +424,19 @@ mod tests {
                 .unwrap()
                 .resources_deletion_protection
         );
+    }
+
+    #[test]
+    fn pod_unavailable_budget_deletes_are_guarded_and_updates_not_by_default() {
+        let defaults = FeatureGates::default();
+        assert!(defaults.pod_unavailable_budget_delete);
+        assert!(!defaults.pod_unavailable_budget_update);
+        let gates = parse_feature_gates(
+            "PodUnavailableBudgetDeleteGate=false,PodUnavailableBudgetUpdateGate=true",
+        )
+        .unwrap();
+        assert!(!gates.pod_unavailable_budget_delete);
+        assert!(gates.pod_unavailable_budget_update);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! webhook (with and without SidecarSet injection), the SidecarSet validating webhook, the CRD conversion
 //! webhook, the ContainerRecreateRequest webhook (on the paths that make no API call), the defaulting and
 //! validating webhooks of the workload kinds and the
-//! `--feature-gates` parsers always answer: HTTP 200 with a review for the request's `uid`, or HTTP 400 with a
+//! `--feature-gates` parsers always answer (the PodUnavailableBudget webhook's reading of pods never panics): HTTP 200 with a review for the request's `uid`, or HTTP 400 with a
 //! review that says why, and a patch in an answer applies to the object it was made for. The bodies of
 //! oversized reviews are covered in `webhook::review_body`. `KRUISE_FUZZ_CASES` sets the number of cases.
 
@@ -373,6 +373,22 @@ proptest! {
         if answer.http_status == 400 || response["response"]["allowed"] == false {
             let message = response["response"]["status"]["message"].as_str().unwrap_or_default();
             prop_assert!(!message.is_empty(), "{}", response);
+        }
+    }
+
+    /// The PodUnavailableBudget webhook reads pods out of DELETE, UPDATE and eviction reviews without
+    /// panicking (its decisions and writes need a cluster: the end-to-end scenarios).
+    #[test]
+    fn pod_unavailable_budget_reviews(
+        body in prop_oneof![
+            body(admission_review(("", "v1", "Pod"), "DELETE", &Value::Null, &pod())),
+            body(admission_review(("", "v1", "Pod"), "UPDATE", &pod(), &pod())),
+        ],
+        delete_gate in any::<bool>(),
+        update_gate in any::<bool>(),
+    ) {
+        if let Ok(request) = admission::parse_request(&body) {
+            let _ = crate::webhook::pod_unavailable_budget::classify(&request, delete_gate, update_gate);
         }
     }
 

@@ -48,6 +48,7 @@ fn controllers(config: CloneSetConfig, daemonset: DaemonSetConfig) -> Controller
     kruise_manager::sidecar_terminator::register(&mut controllers);
     controllers.register(kruise_manager::broadcast_job::BroadcastJobController);
     controllers.register(kruise_manager::advanced_cron_job::AdvancedCronJobController);
+    kruise_manager::unavailable_budget::controller::register(&mut controllers);
     controllers
 }
 
@@ -82,8 +83,15 @@ async fn main() -> ExitCode {
     logging::init(cli.options.log_format);
     let (trigger, signal) = shutdown::channel();
     trigger.on_signals();
-    let mut controller_set = controllers(cli.cloneset.config(), cli.daemonset.config());
-    controller_set.register(SidecarSetController::new(&cli.options.namespace));
+    let mut cloneset = cli.cloneset.config();
+    cloneset.pod_unavailable_budget_update =
+        cli.options.feature_gates.pod_unavailable_budget_update;
+    let mut controller_set = controllers(cloneset, cli.daemonset.config());
+    controller_set.register(
+        SidecarSetController::new(&cli.options.namespace).with_pod_unavailable_budget_update(
+            cli.options.feature_gates.pod_unavailable_budget_update,
+        ),
+    );
     controller_set.register(StatefulSetController::new(cli.statefulset.config()));
     if cli.options.feature_gates.workload_spread {
         controller_set.register(kruise_manager::workload_spread::WorkloadSpreadController);

@@ -42,6 +42,7 @@ mod leader;
 mod leader_frozen;
 mod manager_process;
 mod node_agents;
+mod pod_unavailable_budget;
 mod pod_watch;
 mod race;
 mod registry_gate;
@@ -304,6 +305,15 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("deletion_protection_refuses_protected_deletes", |c| {
         Box::pin(deletion_protection::deletion_protection_refuses_protected_deletes(c))
+    }),
+    ("pod_unavailable_budget_limits_concurrent_evictions", |c| {
+        Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_concurrent_evictions(c))
+    }),
+    ("pod_unavailable_budget_limits_in_place_rollout", |c| {
+        Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_in_place_rollout(c))
+    }),
+    ("pod_unavailable_budget_limits_sidecar_upgrades", |c| {
+        Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_sidecar_upgrades(c))
     }),
     ("workload_spread_spreads_a_cloneset_over_zones", |c| {
         Box::pin(workload_spread::workload_spread_spreads_a_cloneset_over_zones(c))

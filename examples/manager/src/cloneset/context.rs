@@ -18,6 +18,7 @@ use super::events::EventSink;
 use super::watch::cloneset_uid_keys;
 use crate::expectations::{DEFAULT_TIMEOUT, SharedExpectations};
 use crate::metrics::ControllerMetrics;
+use crate::unavailable_budget::BudgetStores;
 
 /// The name of the informers' index by controlling CloneSet UID (pods, claims, revisions).
 pub const POD_INDEX: &str = "cloneset-uid";
@@ -63,6 +64,9 @@ pub struct Shared {
     pub metrics: ControllerMetrics,
     /// Gate `PreDownloadImageForInPlaceUpdate`.
     pub pre_download_image: bool,
+    /// The PodUnavailableBudgets an in-place update spends from (gate `PodUnavailableBudgetUpdateGate`);
+    /// `None` with the gate off.
+    pub budgets: Option<BudgetStores>,
     /// What the reconciles wrote and the watches have not shown yet.
     pub expectations: Arc<SharedExpectations>,
     ids: Mutex<SeededIds>,
@@ -98,6 +102,7 @@ impl Shared {
             options,
             metrics,
             pre_download_image: false,
+            budgets: None,
             expectations: Arc::new(SharedExpectations::new(DEFAULT_TIMEOUT)),
             ids: Mutex::new(SeededIds::new(seed)),
             pod_facts: Mutex::new(HashMap::new()),
@@ -125,6 +130,14 @@ impl Shared {
     #[must_use]
     pub fn with_pre_download_image(mut self, enabled: bool) -> Self {
         self.pre_download_image = enabled;
+        self
+    }
+
+    /// The same state spending PodUnavailableBudget units before in-place updates (gate
+    /// `PodUnavailableBudgetUpdateGate`), reading the budgets from `informers`.
+    #[must_use]
+    pub fn with_pod_unavailable_budget(mut self, informers: &Informers) -> Self {
+        self.budgets = Some(BudgetStores::shared(informers));
         self
     }
 

@@ -23,6 +23,7 @@ use super::request::{PodWrite, pod_writes};
 use super::whole_pods::WholePods;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
+use crate::unavailable_budget::update_check::{REFUSED_RETRY, update_allowed};
 use crate::workload::owner::key_of;
 use crate::workload::send_writes::send_writes;
 
@@ -260,6 +261,12 @@ async fn patch_pod(
     for action in actions {
         let kind = &action.kind;
         let revision = target_revision(subject, &action.rule);
+        if matches!(kind, ActionKind::UpdateInPlace { .. })
+            && !update_allowed(&shared.client, shared.budgets.as_ref(), pod).await
+        {
+            patched.requeue_after = longest(patched.requeue_after, Some(REFUSED_RETRY));
+            return patched;
+        }
         let mut writes = match pod_writes(kind, pod, subject.now, &plan.update_options) {
             Ok(writes) => writes,
             Err(source) => {

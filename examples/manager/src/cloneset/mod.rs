@@ -71,6 +71,9 @@ pub struct CloneSetConfig {
     pub pre_download_image: bool,
     /// CloneSets reconciled at the same time (upstream `--cloneset-workers`, default 3).
     pub workers: u16,
+    /// Gate `PodUnavailableBudgetUpdateGate` of `--feature-gates` (default off): spend a unit of the pod's
+    /// PodUnavailableBudget before each in-place update, and wait when there is none.
+    pub pod_unavailable_budget_update: bool,
 }
 
 impl Default for CloneSetConfig {
@@ -80,6 +83,7 @@ impl Default for CloneSetConfig {
             options: Options::default(),
             pre_download_image: false,
             workers: 3,
+            pod_unavailable_budget_update: false,
         }
     }
 }
@@ -126,6 +130,7 @@ impl CloneSetArgs {
             options,
             pre_download_image: self.cloneset_feature_gates.pre_download_image,
             workers: self.cloneset_workers.max(1),
+            pod_unavailable_budget_update: false,
         }
     }
 }
@@ -166,16 +171,18 @@ impl WorkloadState for Shared {
 }
 
 async fn run(config: CloneSetConfig, context: ControllerContext) -> Result<(), ControllerError> {
-    let shared = Arc::new(
-        Shared::new(
-            context.client.clone(),
-            context.event_sink(COMPONENT),
-            config.options.clone(),
-            context.metrics.clone(),
-        )
-        .with_pre_download_image(config.pre_download_image)
-        .with_informers(&context.informers),
-    );
+    let mut state = Shared::new(
+        context.client.clone(),
+        context.event_sink(COMPONENT),
+        config.options.clone(),
+        context.metrics.clone(),
+    )
+    .with_pre_download_image(config.pre_download_image)
+    .with_informers(&context.informers);
+    if config.pod_unavailable_budget_update {
+        state = state.with_pod_unavailable_budget(&context.informers);
+    }
+    let shared = Arc::new(state);
     tracing::info!(
         namespace = config.namespace.as_deref().unwrap_or("(all)"),
         workers = config.workers,

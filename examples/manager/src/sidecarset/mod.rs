@@ -50,6 +50,7 @@ pub const COMPONENT: &str = "sidecarset-controller";
 #[derive(Clone, Debug)]
 pub struct SidecarSetController {
     revision_namespace: String,
+    pod_unavailable_budget_update: bool,
 }
 
 impl SidecarSetController {
@@ -59,7 +60,17 @@ impl SidecarSetController {
     pub fn new(revision_namespace: &str) -> Self {
         Self {
             revision_namespace: revision_namespace.to_owned(),
+            pod_unavailable_budget_update: false,
         }
+    }
+
+    /// The same controller spending a unit of a pod's PodUnavailableBudget before each in-place sidecar
+    /// upgrade when `enabled` (gate `PodUnavailableBudgetUpdateGate`; a pod whose budget has none left
+    /// waits).
+    #[must_use]
+    pub fn with_pod_unavailable_budget_update(mut self, enabled: bool) -> Self {
+        self.pod_unavailable_budget_update = enabled;
+        self
     }
 }
 
@@ -69,12 +80,17 @@ impl ManagedController for SidecarSetController {
     }
 
     fn run(&self, context: ControllerContext) -> ControllerFuture {
-        Box::pin(run(self.revision_namespace.clone(), context))
+        Box::pin(run(
+            self.revision_namespace.clone(),
+            self.pod_unavailable_budget_update,
+            context,
+        ))
     }
 }
 
 async fn run(
     revision_namespace: String,
+    pod_unavailable_budget_update: bool,
     context: ControllerContext,
 ) -> Result<(), ControllerError> {
     let client = context.client.clone();
@@ -83,14 +99,20 @@ async fn run(
     let pods = InjectedPodIndex::new(&pod_informer);
     let revision_informer = context.informers.get::<ControllerRevision>();
     let revisions = revisions_by_sidecarset(&revision_informer, &revision_namespace);
-    let shared = Arc::new(Shared::new(
-        client.clone(),
-        pods.clone(),
-        revisions,
-        revision_namespace.clone(),
-        events,
-        context.metrics.clone(),
-    ));
+    let shared = Arc::new(
+        Shared::new(
+            client.clone(),
+            pods.clone(),
+            revisions,
+            revision_namespace.clone(),
+            events,
+            context.metrics.clone(),
+        )
+        .with_budgets(
+            pod_unavailable_budget_update
+                .then(|| crate::unavailable_budget::BudgetStores::shared(&context.informers)),
+        ),
+    );
     let pod_stream = pods.follow();
     let in_namespace = revision_namespace.clone();
     let revision_stream = revision_informer.objects().filter(move |revision| {

@@ -35,6 +35,8 @@ use kruise_runtime::{Indexed, Informer};
 use super::pod_index::InjectedPodIndex;
 use crate::actions::{self, ActionError};
 use crate::metrics::ControllerMetrics;
+use crate::unavailable_budget::BudgetStores;
+use crate::unavailable_budget::update_check::update_allowed;
 
 /// How long to wait for the caches (first lists, in-flight writes).
 const CACHE_WAIT: Duration = Duration::from_millis(500);
@@ -85,6 +87,9 @@ pub struct Shared {
     pub events: EventSink,
     /// Metrics of this controller.
     pub metrics: ControllerMetrics,
+    /// The PodUnavailableBudgets a sidecar upgrade spends from (gate `PodUnavailableBudgetUpdateGate`);
+    /// `None` with the gate off.
+    pub budgets: Option<BudgetStores>,
     /// Pod key → the `resourceVersion` a write was planned from; cleared once the cache shows another.
     pending: Mutex<BTreeMap<String, String>>,
 }
@@ -134,8 +139,16 @@ impl Shared {
             revision_namespace,
             events,
             metrics,
+            budgets: None,
             pending: Mutex::default(),
         }
+    }
+
+    /// The same state spending PodUnavailableBudget units from `budgets` before each sidecar upgrade.
+    #[must_use]
+    pub fn with_budgets(mut self, budgets: Option<BudgetStores>) -> Self {
+        self.budgets = budgets;
+        self
     }
 
     /// Whether a write to one of `pods` is not yet visible; forgets the expectations that are.
@@ -363,6 +376,12 @@ async fn execute(
         let Some(pod) = shared.pods.pod(facts) else {
             continue;
         };
+        if step.reason == Reason::Upgrade
+            && !update_allowed(&shared.client, shared.budgets.as_ref(), &pod).await
+        {
+            // Looked at again soon: a plan with steps requeues after CACHE_WAIT.
+            continue;
+        }
         let outcome =
             kruise_sidecar::pod_outcome(&planned, step.reason, &pod, now).map_err(|source| {
                 ReconcileError::Plan {

@@ -48,6 +48,7 @@ use sha2::{Digest, Sha256};
 use super::launch_priority;
 use super::readiness_gates::{self, GateOptions};
 use super::sidecarset_injection::SidecarSetStores;
+use crate::unavailable_budget::BudgetStores;
 
 /// The HTTP answer to one review.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +66,9 @@ pub struct Mutator {
     pub gates: GateOptions,
     /// The SidecarSet stores; `None` injects no SidecarSet.
     pub sidecarsets: Option<SidecarSetStores>,
+    /// The PodUnavailableBudgets (a PodUnavailableBudget gate is on); `None` writes no
+    /// `pub.kruise.io/related-pub` annotation.
+    pub budgets: Option<BudgetStores>,
 }
 
 /// The characters of generated name suffixes (Kubernetes' `SimpleNameGenerator` alphabet).
@@ -184,6 +188,9 @@ fn mutate(
         launch_priority::patch(&pod, |prefix| generated_name(prefix, &uid))
             .map_err(|error| error.to_string())?,
     );
+    if let Some(budgets) = &mutator.budgets {
+        ops.extend(super::related_budget::patch(&pod, budgets));
+    }
     Ok(ops)
 }
 

@@ -92,6 +92,11 @@ pub struct WebhookOptions {
     pub timeout_seconds: i32,
     /// Whether the deletion protection webhook is configured (gate `ResourcesDeletionProtection`).
     pub deletion_protection: bool,
+    /// Whether pod deletions and evictions go to the PodUnavailableBudget webhook (gate
+    /// `PodUnavailableBudgetDeleteGate`).
+    pub pod_unavailable_budget_delete: bool,
+    /// Whether pod updates go to the PodUnavailableBudget webhook (gate `PodUnavailableBudgetUpdateGate`).
+    pub pod_unavailable_budget_update: bool,
     /// Whether the WorkloadSpread pod webhooks are configured (gate `WorkloadSpread`).
     pub workload_spread: bool,
 }
@@ -108,6 +113,8 @@ impl Default for WebhookOptions {
             excluded_namespaces: vec!["kube-system".into(), "kruise-system".into()],
             timeout_seconds: 10,
             deletion_protection: true,
+            pod_unavailable_budget_delete: true,
+            pod_unavailable_budget_update: false,
             workload_spread: true,
         }
     }

@@ -24,6 +24,9 @@
 //!   AdvancedCronJob and ImagePullJob; [`workload_configuration`]: their entries in both configurations;
 //! * [`deletion_protection`]: the `policy.kruise.io/delete-protection` label of Namespaces, CRDs and
 //!   workloads refusing their deletion (gate `ResourcesDeletionProtection`);
+//! * [`pod_unavailable_budget`]: pod deletions, evictions and updates spending PodUnavailableBudget units
+//!   (gates `PodUnavailableBudgetDeleteGate`, `PodUnavailableBudgetUpdateGate`); [`related_budget`]: the
+//!   `pub.kruise.io/related-pub` annotation of pod CREATE.
 //! * [`workload_spread`]: WorkloadSpread's pod CREATE (subset choice and injection) and pod DELETE
 //!   (accounting) webhooks (gate `WorkloadSpread`).
 
@@ -39,8 +42,10 @@ pub mod connection_watchdog;
 pub mod conversion;
 pub mod deletion_protection;
 pub mod launch_priority;
+pub mod pod_unavailable_budget;
 pub mod readiness_gates;
 pub mod registration;
+pub mod related_budget;
 pub mod review_body;
 pub mod server;
 pub mod sidecarset_admission;

@@ -1,7 +1,9 @@
 //! The ValidatingWebhookConfiguration that sends SidecarSet creations and updates to the SidecarSet
 //! validating webhook ([`super::sidecarset_admission`]) and the workloads to theirs
 //! ([`super::workload_configuration`]) and protected deletions to the deletion protection webhook
-//! ([`super::deletion_protection`], unless its gate is off), built as a value (pure; written by
+//! ([`super::deletion_protection`], unless its gate is off) and pod deletions, evictions and (gate
+//! `PodUnavailableBudgetUpdateGate`) updates to the PodUnavailableBudget webhook
+//! ([`super::pod_unavailable_budget`]), built as a value (pure; written by
 //! [`super::registration`]), caBundle included.
 //!
 //! The rule names v1beta1 with `matchPolicy: Equivalent`, so v1alpha1 requests reach the webhook converted
@@ -33,6 +35,7 @@ use kube::api::ObjectMeta;
 
 use super::configuration::{FIELD_MANAGER, WebhookOptions, client_config};
 use super::deletion_protection::deletion_protection_webhook;
+use super::pod_unavailable_budget::pod_unavailable_budget_webhook;
 use super::sidecarset_admission::VALIDATE_SIDECARSET_PATH;
 
 /// The name of the ValidatingWebhookConfiguration kruise-manager writes.
@@ -84,6 +87,7 @@ pub fn validating_webhook_configuration(
                     .deletion_protection
                     .then(|| deletion_protection_webhook(options, ca_bundle)),
             )
+            .chain(pod_unavailable_budget_webhook(options, ca_bundle))
             .chain(super::workload_spread::validating_webhook(
                 options,
                 ca_bundle,
