@@ -43,15 +43,7 @@ impl HubConversion for v1alpha1::PodUnavailableBudget {
             status: self
                 .status
                 .as_ref()
-                .map(|status| v1beta1::PodUnavailableBudgetStatus {
-                    observed_generation: status.observed_generation,
-                    disrupted_pods: status.disrupted_pods.clone(),
-                    unavailable_pods: status.unavailable_pods.clone(),
-                    unavailable_allowed: status.unavailable_allowed,
-                    current_available: status.current_available,
-                    desired_available: status.desired_available,
-                    total_replicas: status.total_replicas,
-                }),
+                .map(v1beta1::PodUnavailableBudgetStatus::from),
         }
     }
 
@@ -97,20 +89,42 @@ impl HubConversion for v1alpha1::PodUnavailableBudget {
             status: hub
                 .status
                 .as_ref()
-                .map(|status| v1alpha1::PodUnavailableBudgetStatus {
-                    observed_generation: status.observed_generation,
-                    disrupted_pods: status.disrupted_pods.clone(),
-                    unavailable_pods: status.unavailable_pods.clone(),
-                    unavailable_allowed: status.unavailable_allowed,
-                    current_available: status.current_available,
-                    desired_available: status.desired_available,
-                    total_replicas: status.total_replicas,
-                }),
+                .map(v1alpha1::PodUnavailableBudgetStatus::from),
         }
     }
 }
 
 hub_conversion!(v1alpha1::PodUnavailableBudget => v1beta1::PodUnavailableBudget);
+
+/// The status has the same fields in both versions.
+impl From<&v1alpha1::PodUnavailableBudgetStatus> for v1beta1::PodUnavailableBudgetStatus {
+    fn from(status: &v1alpha1::PodUnavailableBudgetStatus) -> Self {
+        Self {
+            observed_generation: status.observed_generation,
+            disrupted_pods: status.disrupted_pods.clone(),
+            unavailable_pods: status.unavailable_pods.clone(),
+            unavailable_allowed: status.unavailable_allowed,
+            current_available: status.current_available,
+            desired_available: status.desired_available,
+            total_replicas: status.total_replicas,
+        }
+    }
+}
+
+/// The status has the same fields in both versions.
+impl From<&v1beta1::PodUnavailableBudgetStatus> for v1alpha1::PodUnavailableBudgetStatus {
+    fn from(status: &v1beta1::PodUnavailableBudgetStatus) -> Self {
+        Self {
+            observed_generation: status.observed_generation,
+            disrupted_pods: status.disrupted_pods.clone(),
+            unavailable_pods: status.unavailable_pods.clone(),
+            unavailable_allowed: status.unavailable_allowed,
+            current_available: status.current_available,
+            desired_available: status.desired_available,
+            total_replicas: status.total_replicas,
+        }
+    }
+}
 
 /// The operations of a non-empty protect-operations annotation: comma-separated, trimmed, empty items
 /// left out.

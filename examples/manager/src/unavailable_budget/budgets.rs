@@ -115,13 +115,5 @@ pub fn covering(budget: &v1beta1::PodUnavailableBudget, pod: &Pod) -> bool {
 pub fn stored_status(
     status: &v1beta1::PodUnavailableBudgetStatus,
 ) -> v1alpha1::PodUnavailableBudgetStatus {
-    v1alpha1::PodUnavailableBudgetStatus {
-        observed_generation: status.observed_generation,
-        disrupted_pods: status.disrupted_pods.clone(),
-        unavailable_pods: status.unavailable_pods.clone(),
-        unavailable_allowed: status.unavailable_allowed,
-        current_available: status.current_available,
-        desired_available: status.desired_available,
-        total_replicas: status.total_replicas,
-    }
+    status.into()
 }

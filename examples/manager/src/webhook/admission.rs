@@ -244,6 +244,21 @@ fn not_a_review(message: &str) -> Answer {
     answer(400, &response)
 }
 
+/// `allowed` turned into a refusal with `message`, the HTTP status `code` and its `reason` (e.g. 403
+/// `Forbidden`, 429 `TooManyRequests`), which the API server passes on to the client.
+#[must_use]
+pub fn refuse(
+    allowed: AdmissionResponse,
+    code: u16,
+    reason: &str,
+    message: String,
+) -> AdmissionResponse {
+    let mut response = allowed.deny(message);
+    response.result.code = code;
+    reason.clone_into(&mut response.result.reason);
+    response
+}
+
 /// Serialises the review; the patch goes out as a base64 string, the way `[]byte` is encoded in
 /// Kubernetes' JSON (kube-core's type would write an array of numbers).
 pub fn answer(http_status: u16, response: &AdmissionResponse) -> Answer {

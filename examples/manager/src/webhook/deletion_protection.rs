@@ -59,7 +59,7 @@ use kube::core::{ApiResource, DynamicObject};
 use kube::{Client, Resource as _};
 use serde_json::Value;
 
-use super::admission::{answer, parse_request};
+use super::admission::{answer, parse_request, refuse};
 use super::configuration::{WebhookOptions, client_config};
 use super::review_body::ReviewBody;
 use super::server::respond;
@@ -252,18 +252,6 @@ fn judged(
         Ok(()) => allowed,
         Err(refused) => refuse(allowed, 403, "Forbidden", format!("{subject}: {refused}")),
     }
-}
-
-fn refuse(
-    allowed: AdmissionResponse,
-    code: u16,
-    reason: &str,
-    message: String,
-) -> AdmissionResponse {
-    let mut response = allowed.deny(message);
-    response.result.code = code;
-    reason.clone_into(&mut response.result.reason);
-    response
 }
 
 /// Counts what [`Count`] asks for through the API server.

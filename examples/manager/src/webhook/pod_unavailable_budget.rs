@@ -31,7 +31,7 @@ use kube::core::admission::{AdmissionRequest, AdmissionResponse, Operation};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Api, Client};
 
-use super::admission::{answer, parse_request};
+use super::admission::{answer, parse_request, refuse};
 use super::configuration::{WebhookOptions, client_config};
 use super::review_body::ReviewBody;
 use super::server::respond;
@@ -200,18 +200,6 @@ async fn eviction_pod(
         .get_opt(name)
         .await
         .map_err(|error| format!("reading pod {namespace}/{name}: {error}"))
-}
-
-fn refuse(
-    allowed: AdmissionResponse,
-    code: u16,
-    reason: &str,
-    message: String,
-) -> AdmissionResponse {
-    let mut response = allowed.deny(message);
-    response.result.code = code;
-    reason.clone_into(&mut response.result.reason);
-    response
 }
 
 /// The webhook's entry in the ValidatingWebhookConfiguration: `DELETE` of pods and `CREATE` of
