@@ -455,17 +455,28 @@ impl Histogram {
             .map_or(f64::NAN, |(le, _)| *le * 1000.0)
     }
 
-    /// Count, mean and bucket quantiles (in ms), counting `what`.
+    /// How many observations fell above the bucket bound `le_ms` (in ms; a bound of the histogram).
+    fn count_above_ms(&self, le_ms: f64) -> f64 {
+        let within = self
+            .buckets
+            .iter()
+            .find(|(le, _)| (*le * 1000.0 - le_ms).abs() < 1e-6)
+            .map_or(self.count, |(_, count)| *count);
+        self.count - within
+    }
+
+    /// Count, mean, bucket quantiles (in ms) and how many took over 128 ms, counting `what`.
     pub fn summary(&self, what: &str) -> String {
         if self.count == 0.0 {
             return format!("no {what}");
         }
         format!(
-            "{} {what}, mean {:.3} ms, p50 <= {} ms, p99 <= {} ms",
+            "{} {what}, mean {:.3} ms, p50 <= {} ms, p99 <= {} ms, {} over 128 ms",
             self.count,
             self.sum / self.count * 1000.0,
             self.quantile_ms(0.5),
-            self.quantile_ms(0.99)
+            self.quantile_ms(0.99),
+            self.count_above_ms(128.0)
         )
     }
 }

@@ -1,5 +1,6 @@
 //! Carrying out an Advanced StatefulSet plan in the planned order, stopping at the first failure: runs of
 //! creations (each pod after its claims) are sent together, at most [`CONCURRENT_CREATIONS`] at a time,
+//! runs of pod writes at most [`PODS_PATCHED_AT_ONCE`] pods at a time (each pod's actions in order),
 //! everything else one by one. Every pod create
 //! and delete is announced to the expectations before it is sent (and withdrawn if it fails), every pod
 //! write records the `resourceVersion` it produced, and every outcome becomes an Event.
@@ -20,11 +21,14 @@ use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::workload::owner::key_of;
 use crate::workload::pod_write::failed_test_is_conflict;
-use crate::workload::send_writes::send_writes;
+use crate::workload::send_writes::send_chained;
 
 /// The most pod creations (each with its claims) in flight at once: a `Parallel` StatefulSet plans every
 /// missing pod in one pass, and thousands of requests at once would only queue in the client.
 pub const CONCURRENT_CREATIONS: usize = 16;
+
+/// The most pods whose writes (lifecycle, in place, identity) are in flight at once.
+pub const PODS_PATCHED_AT_ONCE: usize = 8;
 
 /// The StatefulSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -175,25 +179,125 @@ pub async fn execute(
                 expand_claim(shared, subject, &claims, claim, pod, storage).await?;
                 executed.patched += 1;
             }
-            kind => {
-                let Some(pod) = kind.pod().and_then(|index| subject.pods.get(index)) else {
-                    continue;
-                };
-                let writes =
-                    pod_writes(kind, pod, subject.now, &plan.update_options).map_err(|source| {
-                        ReconcileError::InPlace {
-                            set: subject.key.to_owned(),
-                            pod: pod.name_any(),
-                            source,
-                        }
-                    })?;
-                let sent = send_writes(&shared.expectations, &pods, pod, &writes).await;
-                record_pod_write(shared, subject, kind, pod, sent.as_ref().err());
-                executed.patched += sent.map_err(fail)?.writes;
+            _ => {
+                let mut run = vec![action];
+                while let Some(next) = actions.next_if(|a| is_pod_write(a)) {
+                    run.push(next);
+                }
+                let patched = patch_pods(shared, subject, plan, &pods, &run).await;
+                executed.patched += patched.sent;
+                if let Some(error) = patched.error {
+                    return Err(error);
+                }
             }
         }
     }
     Ok(executed)
+}
+
+/// Whether `action` is a write to one of the plan's pods (lifecycle, in place, identity), which
+/// [`patch_pods`] sends together with its neighbours.
+fn is_pod_write(action: &Action) -> bool {
+    !matches!(
+        action.kind,
+        ActionKind::CreateClaim { .. }
+            | ActionKind::CreatePod { .. }
+            | ActionKind::DeletePod { .. }
+            | ActionKind::Specific(
+                SpecificKind::UpdateClaimOwners { .. } | SpecificKind::ExpandClaim { .. }
+            )
+    ) && action.kind.pod().is_some()
+}
+
+/// What the pod writes of a run of actions did.
+#[derive(Default)]
+struct Patched {
+    /// Writes sent.
+    sent: usize,
+    /// The first failure, if any (the other pods' writes were still sent).
+    error: Option<ReconcileError>,
+}
+
+/// Sends the writes of a run of consecutive pod-write actions: the pods at most
+/// [`PODS_PATCHED_AT_ONCE`] at a time, each pod's actions in the planned order (a later action chained on
+/// the version its earlier one wrote). A pod whose write fails keeps its later actions back; the other
+/// pods' writes are still sent, and the first failure ends the plan after the run.
+async fn patch_pods(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+    api: &Api<Pod>,
+    run: &[&Action],
+) -> Patched {
+    let mut by_pod: Vec<(usize, Vec<&ActionKind>)> = Vec::new();
+    for action in run {
+        let Some(index) = action.kind.pod() else {
+            continue;
+        };
+        match by_pod.iter_mut().find(|(pod, _)| *pod == index) {
+            Some((_, kinds)) => kinds.push(&action.kind),
+            None => by_pod.push((index, vec![&action.kind])),
+        }
+    }
+    let pending: Vec<_> = by_pod
+        .into_iter()
+        .map(|(index, kinds)| patch_pod(shared, subject, plan, api, index, kinds))
+        .collect();
+    let results: Vec<Patched> = futures::stream::iter(pending)
+        .buffer_unordered(PODS_PATCHED_AT_ONCE)
+        .collect()
+        .await;
+    let mut total = Patched::default();
+    for patched in results {
+        total.sent += patched.sent;
+        if total.error.is_none() {
+            total.error = patched.error;
+        }
+    }
+    total
+}
+
+/// Sends the writes of one pod's actions in order, stopping at its first failure, and records their Events.
+async fn patch_pod(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+    api: &Api<Pod>,
+    index: usize,
+    kinds: Vec<&ActionKind>,
+) -> Patched {
+    let mut patched = Patched::default();
+    let Some(pod) = subject.pods.get(index) else {
+        return patched;
+    };
+    let mut writes = Vec::with_capacity(kinds.len());
+    for kind in &kinds {
+        match pod_writes(kind, pod, subject.now, &plan.update_options) {
+            Ok(action_writes) => writes.push(action_writes),
+            Err(source) => {
+                patched.error = Some(ReconcileError::InPlace {
+                    set: subject.key.to_owned(),
+                    pod: pod.name_any(),
+                    source,
+                });
+                break;
+            }
+        }
+    }
+    let outcomes = send_chained(&shared.expectations, api, pod, writes).await;
+    for (kind, outcome) in kinds.into_iter().zip(outcomes) {
+        record_pod_write(shared, subject, kind, pod, outcome.as_ref().err());
+        match outcome {
+            Ok(sent) => patched.sent += sent.writes,
+            Err(source) => {
+                patched.error = Some(ReconcileError::Action {
+                    set: subject.key.to_owned(),
+                    source,
+                });
+            }
+        }
+    }
+    patched
 }
 
 /// The Event of a pod write (in-place updates and identity fixes; refreshes and lifecycle writes have

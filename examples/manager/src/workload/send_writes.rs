@@ -70,5 +70,47 @@ pub async fn send_writes(
     })
 }
 
+/// Sends the writes of several actions on one pod (`actions`, each action's writes, in the planned order)
+/// one action after the other, stopping at the first failure. A later action's writes conditional on the
+/// `resourceVersion` the plan saw are made conditional on the version the earlier actions' conditional
+/// writes produced instead (the pod was changed only by this plan since), so that the plan does not fail on
+/// its own earlier write.
+///
+/// Returns the outcome of each action sent: every one `Ok` but possibly the last.
+pub async fn send_chained(
+    expectations: &SharedExpectations,
+    api: &Api<Pod>,
+    pod: &Pod,
+    actions: Vec<Vec<PodWrite>>,
+) -> Vec<Result<Sent, ActionError>> {
+    let observed = pod.metadata.resource_version.as_deref();
+    let mut current: Option<String> = None;
+    let mut outcomes = Vec::with_capacity(actions.len());
+    for mut writes in actions {
+        if let (Some(observed), Some(current)) = (observed, current.as_deref()) {
+            for write in &mut writes {
+                write.rebase(observed, current);
+            }
+        }
+        let chained = current.is_some()
+            || (observed.is_some() && writes.first().and_then(PodWrite::precondition) == observed);
+        let outcome = send_writes(expectations, api, pod, &writes).await;
+        let failed = match &outcome {
+            Ok(sent) => {
+                if chained && sent.resource_version.is_some() {
+                    current.clone_from(&sent.resource_version);
+                }
+                false
+            }
+            Err(_) => true,
+        };
+        outcomes.push(outcome);
+        if failed {
+            break;
+        }
+    }
+    outcomes
+}
+
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::*;
 
-/// A request the fake API server saw: method, path, content type.
-type Seen = Arc<Mutex<Vec<(String, String, String)>>>;
+/// A request the fake API server saw: method, path, content type, body.
+type Seen = Arc<Mutex<Vec<(String, String, String, Value)>>>;
 
 /// A client whose API server answers the requests in turn with `replies` (status, body).
 fn scripted_client(replies: Vec<(u16, Value)>, seen: Seen) -> kube::Client {
@@ -16,7 +16,8 @@ fn scripted_client(replies: Vec<(u16, Value)>, seen: Seen) -> kube::Client {
         let (seen, replies) = (Arc::clone(&seen), Arc::clone(&replies));
         async move {
             let (parts, body) = request.into_parts();
-            body.collect_bytes().await.unwrap();
+            let body = body.collect_bytes().await.unwrap();
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let content_type = parts
                 .headers
                 .get("content-type")
@@ -27,6 +28,7 @@ fn scripted_client(replies: Vec<(u16, Value)>, seen: Seen) -> kube::Client {
                 parts.method.to_string(),
                 parts.uri.path().to_owned(),
                 content_type,
+                body,
             ));
             let (status, reply) = replies.lock().unwrap().next().unwrap();
             Ok::<_, std::convert::Infallible>(
@@ -79,7 +81,7 @@ async fn send(
         .lock()
         .unwrap()
         .iter()
-        .map(|(method, path, content_type)| format!("{method} {path} {content_type}"))
+        .map(|(method, path, content_type, _)| format!("{method} {path} {content_type}"))
         .collect();
     (result, requests, expectations)
 }
@@ -119,5 +121,69 @@ async fn a_failed_test_is_a_conflict_and_stops_the_writes() {
     assert!(
         expectations.version_satisfied("pod/ns/web-0", "1"),
         "nothing expected"
+    );
+}
+
+/// The `resourceVersion` a request body is conditional on (a JSON-patch `test` or a merge patch's
+/// `metadata.resourceVersion`).
+fn precondition_of(body: &Value) -> Option<String> {
+    let version = match body {
+        Value::Array(operations) => operations
+            .iter()
+            .find(|operation| operation["op"] == "test")
+            .map(|operation| operation["value"].clone()),
+        other => other.pointer("/metadata/resourceVersion").cloned(),
+    };
+    version.and_then(|version| version.as_str().map(str::to_owned))
+}
+
+#[tokio::test]
+async fn a_later_action_is_conditional_on_the_version_the_earlier_one_wrote() {
+    let seen = Seen::default();
+    let replies = vec![
+        (200, pod_at("43")),
+        (200, pod_at("44")),
+        (200, pod_at("45")),
+    ];
+    let api = Api::namespaced(scripted_client(replies, Arc::clone(&seen)), "ns");
+    let expectations = SharedExpectations::new(Duration::from_secs(300));
+    let second = vec![PodWrite::metadata(
+        json!({"metadata": {"labels": {"c": "d"}}}),
+        Some("42"),
+    )];
+    let outcomes = send_chained(&expectations, &api, &pod(), vec![writes(), second]).await;
+    assert_eq!(outcomes.len(), 2);
+    assert!(outcomes.iter().all(Result::is_ok));
+    let preconditions: Vec<Option<String>> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, _, _, body)| precondition_of(body))
+        .collect();
+    assert_eq!(
+        preconditions,
+        [Some("42".to_owned()), None, Some("44".to_owned())],
+        "the second action moves from the plan's version 42 to the 44 its first action produced"
+    );
+    assert!(expectations.version_satisfied("pod/ns/web-0", "45"));
+}
+
+#[tokio::test]
+async fn a_failed_action_stops_the_later_ones() {
+    let seen = Seen::default();
+    let conflict = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "reason": "Conflict", "code": 409, "message": "the object has been modified"});
+    let api = Api::namespaced(
+        scripted_client(vec![(409, conflict)], Arc::clone(&seen)),
+        "ns",
+    );
+    let expectations = SharedExpectations::new(Duration::from_secs(300));
+    let outcomes = send_chained(&expectations, &api, &pod(), vec![writes(), writes()]).await;
+    assert_eq!(outcomes.len(), 1);
+    assert!(outcomes[0].is_err());
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "nothing sent after the failure"
     );
 }
