@@ -5,7 +5,6 @@
 //! withdrawn if it fails), every pod write records the `resourceVersion` it produced, and every outcome
 //! becomes an Event.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -24,6 +23,7 @@ use super::whole_pods::WholePods;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::unavailable_budget::update_check::{REFUSED_RETRY, update_allowed};
+use crate::workload::by_pod::by_pod;
 use crate::workload::owner::key_of;
 use crate::workload::send_writes::send_writes;
 
@@ -204,23 +204,9 @@ async fn patch_pods(
     plan: &Plan,
     run: &[&Action],
 ) -> Patched {
-    let mut by_pod: Vec<(usize, Vec<&Action>)> = Vec::new();
-    let mut position: HashMap<usize, usize> = HashMap::new();
-    for action in run {
-        let Some(index) = action.kind.pod() else {
-            continue;
-        };
-        let at = *position.entry(index).or_insert_with(|| {
-            by_pod.push((index, Vec::new()));
-            by_pod.len() - 1
-        });
-        if let Some((_, actions)) = by_pod.get_mut(at) {
-            actions.push(action);
-        }
-    }
     // The futures are made first, so the stream's type names no closure (which would keep the reconcile
     // future from being `Send` for every lifetime).
-    let pending: Vec<_> = by_pod
+    let pending: Vec<_> = by_pod(run, |action| action.kind.pod())
         .into_iter()
         .map(|(index, actions)| patch_pod(shared, subject, plan, index, actions))
         .collect();

@@ -19,6 +19,7 @@ use super::events::{EventRecord, Record, Verb};
 use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
+use crate::workload::by_pod::by_pod;
 use crate::workload::owner::key_of;
 use crate::workload::pod_write::failed_test_is_conflict;
 use crate::workload::send_writes::send_chained;
@@ -229,19 +230,9 @@ async fn patch_pods(
     api: &Api<Pod>,
     run: &[&Action],
 ) -> Patched {
-    let mut by_pod: Vec<(usize, Vec<&ActionKind>)> = Vec::new();
-    for action in run {
-        let Some(index) = action.kind.pod() else {
-            continue;
-        };
-        match by_pod.iter_mut().find(|(pod, _)| *pod == index) {
-            Some((_, kinds)) => kinds.push(&action.kind),
-            None => by_pod.push((index, vec![&action.kind])),
-        }
-    }
-    let pending: Vec<_> = by_pod
+    let pending: Vec<_> = by_pod(run, |action| action.kind.pod())
         .into_iter()
-        .map(|(index, kinds)| patch_pod(shared, subject, plan, api, index, kinds))
+        .map(|(index, actions)| patch_pod(shared, subject, plan, api, index, actions))
         .collect();
     let results: Vec<Patched> = futures::stream::iter(pending)
         .buffer_unordered(PODS_PATCHED_AT_ONCE)
@@ -264,15 +255,15 @@ async fn patch_pod(
     plan: &Plan,
     api: &Api<Pod>,
     index: usize,
-    kinds: Vec<&ActionKind>,
+    actions: Vec<&Action>,
 ) -> Patched {
     let mut patched = Patched::default();
     let Some(pod) = subject.pods.get(index) else {
         return patched;
     };
-    let mut writes = Vec::with_capacity(kinds.len());
-    for kind in &kinds {
-        match pod_writes(kind, pod, subject.now, &plan.update_options) {
+    let mut writes = Vec::with_capacity(actions.len());
+    for action in &actions {
+        match pod_writes(&action.kind, pod, subject.now, &plan.update_options) {
             Ok(action_writes) => writes.push(action_writes),
             Err(source) => {
                 patched.error = Some(ReconcileError::InPlace {
@@ -285,8 +276,8 @@ async fn patch_pod(
         }
     }
     let outcomes = send_chained(&shared.expectations, api, pod, writes).await;
-    for (kind, outcome) in kinds.into_iter().zip(outcomes) {
-        record_pod_write(shared, subject, kind, pod, outcome.as_ref().err());
+    for (action, outcome) in actions.into_iter().zip(outcomes) {
+        record_pod_write(shared, subject, &action.kind, pod, outcome.as_ref().err());
         match outcome {
             Ok(sent) => patched.sent += sent.writes,
             Err(source) => {

@@ -7,6 +7,7 @@
 //! [`watch::ExpectationSink`] of the owned objects) and what it forgets of a deleted owner
 //! ([`controller::WorkloadState`]).
 
+pub mod by_pod;
 pub mod controller;
 pub mod history;
 #[cfg(test)]
