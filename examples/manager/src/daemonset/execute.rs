@@ -1,6 +1,7 @@
 //! Carrying out an Advanced DaemonSet plan: creations in slow-start batches (1, 2, 4, ... pods at a time,
 //! stopping at the first batch with a failure), then deletions and pod patches in the planned order,
-//! stopping at the first failure. Creations are named by the API server (`generateName`), so each is
+//! stopping at the first failure; runs of pod patches go [`PODS_PATCHED_AT_ONCE`] pods at a time, each
+//! pod's actions in order and a later one conditional on the version its earlier one wrote. Creations are named by the API server (`generateName`), so each is
 //! announced to the expectations once its name is known (and taken back at once if the cache already shows
 //! it); deletions are announced before they are sent. Every pod write records the `resourceVersion` it
 //! produced, and every outcome becomes an Event.
@@ -8,10 +9,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::jiff::Timestamp;
-use kruise_schedule::daemonset::{ActionKind, Plan};
+use kruise_schedule::daemonset::{Action, ActionKind, Plan};
 use kube::{Api, Resource, ResourceExt};
 
 use super::context::Shared;
@@ -20,8 +22,12 @@ use super::events::Record;
 use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
+use crate::workload::by_pod::by_pod;
 use crate::workload::owner::key_of;
-use crate::workload::send_writes::send_writes;
+use crate::workload::send_writes::send_chained;
+
+/// The most pods whose writes (lifecycle, in place) are in flight at once.
+pub const PODS_PATCHED_AT_ONCE: usize = 8;
 
 /// The DaemonSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -78,9 +84,9 @@ pub async fn execute(
     executed.created = create_in_batches(shared, subject, &pods, &creations)
         .await
         .map_err(fail)?;
-    for action in &plan.actions {
-        let kind = &action.kind;
-        match kind {
+    let mut actions = plan.actions.iter().peekable();
+    while let Some(action) = actions.next() {
+        match &action.kind {
             ActionKind::CreatePod { .. } => {}
             ActionKind::DeletePod { pod } => {
                 let Some(pod) = subject.pods.get(*pod) else {
@@ -91,52 +97,138 @@ pub async fn execute(
                     .map_err(fail)?;
                 executed.deleted += 1;
             }
-            kind => {
-                let Some(pod) = kind.pod().and_then(|index| subject.pods.get(index)) else {
-                    continue;
-                };
-                let writes =
-                    pod_writes(kind, pod, subject.now, &plan.update_options).map_err(|source| {
-                        ReconcileError::InPlace {
-                            daemonset: subject.key.to_owned(),
-                            pod: pod.name_any(),
-                            source,
-                        }
-                    })?;
-                let about = |record: super::events::EventRecord| {
-                    record.about("Pod", subject.namespace, &pod.name_any())
-                };
-                match send_writes(&shared.expectations, &pods, pod, &writes).await {
-                    Ok(sent) => {
-                        executed.patched += sent.writes;
-                        match kind {
-                            ActionKind::UpdateInPlace { .. } => shared.events.record(
-                                subject.reference,
-                                about(Record::updated_in_place(&pod.name_any())),
-                            ),
-                            ActionKind::RefreshInPlace { outcome, .. } => {
-                                executed.requeue_after =
-                                    longest(executed.requeue_after, outcome.requeue_after);
-                            }
-                            _ => {}
-                        }
-                    }
-                    Err(error) => {
-                        if matches!(kind, ActionKind::UpdateInPlace { .. })
-                            && !matches!(error, ActionError::Conflict { .. })
-                        {
-                            shared.events.record(
-                                subject.reference,
-                                about(Record::in_place_failed(&pod.name_any(), &error)),
-                            );
-                        }
-                        return Err(fail(error));
-                    }
+            _ => {
+                let mut run = vec![action];
+                while let Some(next) = actions.next_if(|a| is_pod_write(a)) {
+                    run.push(next);
+                }
+                let patched = patch_pods(shared, subject, plan, &pods, &run).await;
+                executed.patched += patched.sent;
+                executed.requeue_after = longest(executed.requeue_after, patched.requeue_after);
+                if let Some(error) = patched.error {
+                    return Err(error);
                 }
             }
         }
     }
     Ok(executed)
+}
+
+/// Whether `action` is a write to one of the plan's pods (lifecycle, in place), which [`patch_pods`]
+/// sends together with its neighbours.
+fn is_pod_write(action: &Action) -> bool {
+    !matches!(
+        action.kind,
+        ActionKind::CreatePod { .. } | ActionKind::DeletePod { .. }
+    ) && action.kind.pod().is_some()
+}
+
+/// What the pod writes of a run of actions did.
+#[derive(Default)]
+struct Patched {
+    /// Writes sent.
+    sent: usize,
+    /// The longest in-place grace period still running.
+    requeue_after: Option<Duration>,
+    /// The first failure, if any (the other pods' writes were still sent).
+    error: Option<ReconcileError>,
+}
+
+/// Sends the writes of a run of consecutive pod-write actions: the pods at most
+/// [`PODS_PATCHED_AT_ONCE`] at a time, each pod's actions in the planned order (a later action chained on
+/// the version its earlier one wrote). A pod whose write fails keeps its later actions back; the other
+/// pods' writes are still sent, and the first failure ends the plan after the run.
+async fn patch_pods(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+    api: &Api<Pod>,
+    run: &[&Action],
+) -> Patched {
+    let pending: Vec<_> = by_pod(run, |action| action.kind.pod())
+        .into_iter()
+        .map(|(index, actions)| patch_pod(shared, subject, plan, api, index, actions))
+        .collect();
+    let results: Vec<Patched> = futures::stream::iter(pending)
+        .buffer_unordered(PODS_PATCHED_AT_ONCE)
+        .collect()
+        .await;
+    let mut total = Patched::default();
+    for patched in results {
+        total.sent += patched.sent;
+        total.requeue_after = longest(total.requeue_after, patched.requeue_after);
+        if total.error.is_none() {
+            total.error = patched.error;
+        }
+    }
+    total
+}
+
+/// Sends the writes of one pod's actions in order, stopping at its first failure, and records their Events.
+async fn patch_pod(
+    shared: &Shared,
+    subject: &Subject<'_>,
+    plan: &Plan,
+    api: &Api<Pod>,
+    index: usize,
+    actions: Vec<&Action>,
+) -> Patched {
+    let mut patched = Patched::default();
+    let Some(pod) = subject.pods.get(index) else {
+        return patched;
+    };
+    let pod: &Pod = pod;
+    let mut writes = Vec::with_capacity(actions.len());
+    for action in &actions {
+        match pod_writes(&action.kind, pod, subject.now, &plan.update_options) {
+            Ok(action_writes) => writes.push(action_writes),
+            Err(source) => {
+                patched.error = Some(ReconcileError::InPlace {
+                    daemonset: subject.key.to_owned(),
+                    pod: pod.name_any(),
+                    source,
+                });
+                break;
+            }
+        }
+    }
+    let about = |record: super::events::EventRecord| {
+        record.about("Pod", subject.namespace, &pod.name_any())
+    };
+    let outcomes = send_chained(&shared.expectations, api, pod, writes).await;
+    for (action, outcome) in actions.into_iter().zip(outcomes) {
+        match (&action.kind, outcome) {
+            (kind, Ok(sent)) => {
+                patched.sent += sent.writes;
+                match kind {
+                    ActionKind::UpdateInPlace { .. } => shared.events.record(
+                        subject.reference,
+                        about(Record::updated_in_place(&pod.name_any())),
+                    ),
+                    ActionKind::RefreshInPlace { outcome, .. } => {
+                        patched.requeue_after =
+                            longest(patched.requeue_after, outcome.requeue_after);
+                    }
+                    _ => {}
+                }
+            }
+            (kind, Err(error)) => {
+                if matches!(kind, ActionKind::UpdateInPlace { .. })
+                    && !matches!(error, ActionError::Conflict { .. })
+                {
+                    shared.events.record(
+                        subject.reference,
+                        about(Record::in_place_failed(&pod.name_any(), &error)),
+                    );
+                }
+                patched.error = Some(ReconcileError::Action {
+                    daemonset: subject.key.to_owned(),
+                    source: error,
+                });
+            }
+        }
+    }
+    patched
 }
 
 fn longest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
