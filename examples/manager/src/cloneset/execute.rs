@@ -1,14 +1,13 @@
-//! Carrying out a CloneSet plan: creations in slow-start batches (1, 2, 4, ... pods at a time, stopping
-//! at the first batch with a failure), deletions in the planned order, stopping at the first failure, and
-//! pod patches several pods at a time (each pod's actions in order; one pod's failure stops only that
-//! pod's writes, and the reconcile then fails with it). Every create and delete is announced to the expectations before it is sent (and
-//! withdrawn if it fails), every pod write records the `resourceVersion` it produced, and every outcome
-//! becomes an Event.
+//! Carrying out a CloneSet plan: creations in slow-start batches (1, 2, 4, ... pods at a time, stopping at
+//! the first batch with a failure), deletions in the planned order, stopping at the first failure, and pod
+//! patches several pods at a time (each pod's actions in order; one pod's failure stops only that pod's
+//! writes, and the reconcile then fails with it). Every create and delete is announced to the expectations
+//! before it is sent (and withdrawn if it fails), every pod write records the `resourceVersion` it produced,
+//! and every outcome becomes an Event.
 
 use std::time::Duration;
 
 use futures::future::join_all;
-use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
 use k8s_openapi::jiff::Timestamp;
 use kruise_schedule::cloneset::{Action, ActionKind, Plan, Rule, SpecificKind, Target};
@@ -23,8 +22,8 @@ use super::whole_pods::WholePods;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
 use crate::unavailable_budget::update_check::{REFUSED_RETRY, update_allowed};
-use crate::workload::by_pod::by_pod;
 use crate::workload::owner::key_of;
+use crate::workload::pod_runs::{self, patch_by_pod};
 use crate::workload::send_writes::send_writes;
 
 /// The CloneSet a plan is executed for, and what the plan was made from.
@@ -59,9 +58,6 @@ pub struct Executed {
     /// The longest in-place grace period still running, if any.
     pub requeue_after: Option<Duration>,
 }
-
-/// How many pods' patches are in flight at once.
-const PODS_PATCHED_AT_ONCE: usize = 8;
 
 /// One pod to create with the claims it mounts.
 struct Creation<'p> {
@@ -185,44 +181,23 @@ fn writes_to_a_pod(kind: &ActionKind) -> bool {
     )
 }
 
-/// What the pod patches of a run of actions did.
-#[derive(Default)]
-struct Patched {
-    /// Writes sent.
-    sent: usize,
-    /// The longest in-place grace period still running.
-    requeue_after: Option<Duration>,
-    /// The first failure, if any (the other pods' writes were still sent).
-    error: Option<ReconcileError>,
-}
+/// What the pod writes of a run of actions did.
+type Patched = pod_runs::Patched<ReconcileError>;
 
-/// Sends the patches of consecutive pod actions: the pods at most [`PODS_PATCHED_AT_ONCE`] at a time, each
-/// pod's actions in the planned order.
+/// Sends the patches of consecutive pod actions: the pods at most 8 at a time, each pod's actions in the
+/// planned order.
 async fn patch_pods(
     shared: &Shared,
     subject: &Subject<'_>,
     plan: &Plan,
     run: &[&Action],
 ) -> Patched {
-    // The futures are made first, so the stream's type names no closure (which would keep the reconcile
-    // future from being `Send` for every lifetime).
-    let pending: Vec<_> = by_pod(run, |action| action.kind.pod())
-        .into_iter()
-        .map(|(index, actions)| patch_pod(shared, subject, plan, index, actions))
-        .collect();
-    let results: Vec<Patched> = stream::iter(pending)
-        .buffer_unordered(PODS_PATCHED_AT_ONCE)
-        .collect()
-        .await;
-    let mut total = Patched::default();
-    for patched in results {
-        total.sent += patched.sent;
-        total.requeue_after = longest(total.requeue_after, patched.requeue_after);
-        if total.error.is_none() {
-            total.error = patched.error;
-        }
-    }
-    total
+    patch_by_pod(
+        run,
+        |action| action.kind.pod(),
+        |(index, actions)| patch_pod(shared, subject, plan, index, actions),
+    )
+    .await
 }
 
 /// Sends the patches of one pod's actions in order, stopping at its first failure. When an action's writes
@@ -250,7 +225,7 @@ async fn patch_pod(
         if matches!(kind, ActionKind::UpdateInPlace { .. })
             && !update_allowed(&shared.client, shared.budgets.as_ref(), pod).await
         {
-            patched.requeue_after = longest(patched.requeue_after, Some(REFUSED_RETRY));
+            patched.requeue_at_least(Some(REFUSED_RETRY));
             return patched;
         }
         let mut writes = match pod_writes(kind, pod, subject.now, &plan.update_options) {
@@ -299,8 +274,7 @@ async fn patch_pod(
                         );
                     }
                     ActionKind::RefreshInPlace { outcome, .. } => {
-                        patched.requeue_after =
-                            longest(patched.requeue_after, outcome.requeue_after);
+                        patched.requeue_at_least(outcome.requeue_after);
                     }
                     _ => {}
                 }

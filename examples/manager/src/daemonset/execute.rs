@@ -1,15 +1,14 @@
 //! Carrying out an Advanced DaemonSet plan: creations in slow-start batches (1, 2, 4, ... pods at a time,
-//! stopping at the first batch with a failure), then deletions and pod patches in the planned order,
-//! stopping at the first failure; runs of pod patches go [`PODS_PATCHED_AT_ONCE`] pods at a time, each
-//! pod's actions in order and a later one conditional on the version its earlier one wrote. Creations are named by the API server (`generateName`), so each is
-//! announced to the expectations once its name is known (and taken back at once if the cache already shows
-//! it); deletions are announced before they are sent. Every pod write records the `resourceVersion` it
-//! produced, and every outcome becomes an Event.
+//! stopping at the first batch with a failure), then deletions and pod patches in the planned order, stopping
+//! at the first failure; runs of pod patches go 8 pods at a time, each pod's actions in order and a later one
+//! conditional on the version its earlier one wrote. Creations are named by the API server (`generateName`),
+//! so each is announced to the expectations once its name is known (and taken back at once if the cache
+//! already shows it); deletions are announced before they are sent. Every pod write records the
+//! `resourceVersion` it produced, and every outcome becomes an Event.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use futures::future::join_all;
 use k8s_openapi::api::core::v1::{ObjectReference, Pod};
 use k8s_openapi::jiff::Timestamp;
@@ -22,12 +21,9 @@ use super::events::Record;
 use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
-use crate::workload::by_pod::by_pod;
 use crate::workload::owner::key_of;
+use crate::workload::pod_runs::{self, patch_by_pod};
 use crate::workload::send_writes::send_chained;
-
-/// The most pods whose writes (lifecycle, in place) are in flight at once.
-pub const PODS_PATCHED_AT_ONCE: usize = 8;
 
 /// The DaemonSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -124,20 +120,12 @@ fn is_pod_write(action: &Action) -> bool {
 }
 
 /// What the pod writes of a run of actions did.
-#[derive(Default)]
-struct Patched {
-    /// Writes sent.
-    sent: usize,
-    /// The longest in-place grace period still running.
-    requeue_after: Option<Duration>,
-    /// The first failure, if any (the other pods' writes were still sent).
-    error: Option<ReconcileError>,
-}
+type Patched = pod_runs::Patched<ReconcileError>;
 
-/// Sends the writes of a run of consecutive pod-write actions: the pods at most
-/// [`PODS_PATCHED_AT_ONCE`] at a time, each pod's actions in the planned order (a later action chained on
-/// the version its earlier one wrote). A pod whose write fails keeps its later actions back; the other
-/// pods' writes are still sent, and the first failure ends the plan after the run.
+/// Sends the writes of a run of consecutive pod-write actions: the pods at most 8 at a time, each pod's
+/// actions in the planned order (a later action chained on the version its earlier one wrote). A pod whose
+/// write fails keeps its later actions back; the other pods' writes are still sent, and the first failure
+/// ends the plan after the run.
 async fn patch_pods(
     shared: &Shared,
     subject: &Subject<'_>,
@@ -145,23 +133,12 @@ async fn patch_pods(
     api: &Api<Pod>,
     run: &[&Action],
 ) -> Patched {
-    let pending: Vec<_> = by_pod(run, |action| action.kind.pod())
-        .into_iter()
-        .map(|(index, actions)| patch_pod(shared, subject, plan, api, index, actions))
-        .collect();
-    let results: Vec<Patched> = futures::stream::iter(pending)
-        .buffer_unordered(PODS_PATCHED_AT_ONCE)
-        .collect()
-        .await;
-    let mut total = Patched::default();
-    for patched in results {
-        total.sent += patched.sent;
-        total.requeue_after = longest(total.requeue_after, patched.requeue_after);
-        if total.error.is_none() {
-            total.error = patched.error;
-        }
-    }
-    total
+    patch_by_pod(
+        run,
+        |action| action.kind.pod(),
+        |(index, actions)| patch_pod(shared, subject, plan, api, index, actions),
+    )
+    .await
 }
 
 /// Sends the writes of one pod's actions in order, stopping at its first failure, and records their Events.
@@ -206,8 +183,7 @@ async fn patch_pod(
                         about(Record::updated_in_place(&pod.name_any())),
                     ),
                     ActionKind::RefreshInPlace { outcome, .. } => {
-                        patched.requeue_after =
-                            longest(patched.requeue_after, outcome.requeue_after);
+                        patched.requeue_at_least(outcome.requeue_after);
                     }
                     _ => {}
                 }

@@ -1,9 +1,8 @@
 //! Carrying out an Advanced StatefulSet plan in the planned order, stopping at the first failure: runs of
-//! creations (each pod after its claims) are sent together, at most [`CONCURRENT_CREATIONS`] at a time,
-//! runs of pod writes at most [`PODS_PATCHED_AT_ONCE`] pods at a time (each pod's actions in order),
-//! everything else one by one. Every pod create
-//! and delete is announced to the expectations before it is sent (and withdrawn if it fails), every pod
-//! write records the `resourceVersion` it produced, and every outcome becomes an Event.
+//! creations (each pod after its claims) are sent together, at most [`CONCURRENT_CREATIONS`] at a time, runs
+//! of pod writes at most 8 pods at a time (each pod's actions in order), everything else one by one. Every
+//! pod create and delete is announced to the expectations before it is sent (and withdrawn if it fails),
+//! every pod write records the `resourceVersion` it produced, and every outcome becomes an Event.
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeClaim, Pod};
@@ -19,17 +18,14 @@ use super::events::{EventRecord, Record, Verb};
 use super::request::pod_writes;
 use crate::actions::{self, ActionError};
 use crate::expectations::Operation;
-use crate::workload::by_pod::by_pod;
 use crate::workload::owner::key_of;
+use crate::workload::pod_runs::{self, patch_by_pod};
 use crate::workload::pod_write::failed_test_is_conflict;
 use crate::workload::send_writes::send_chained;
 
 /// The most pod creations (each with its claims) in flight at once: a `Parallel` StatefulSet plans every
 /// missing pod in one pass, and thousands of requests at once would only queue in the client.
 pub const CONCURRENT_CREATIONS: usize = 16;
-
-/// The most pods whose writes (lifecycle, in place, identity) are in flight at once.
-pub const PODS_PATCHED_AT_ONCE: usize = 8;
 
 /// The StatefulSet a plan is executed for, and what the plan was made from.
 pub struct Subject<'a> {
@@ -211,18 +207,12 @@ fn is_pod_write(action: &Action) -> bool {
 }
 
 /// What the pod writes of a run of actions did.
-#[derive(Default)]
-struct Patched {
-    /// Writes sent.
-    sent: usize,
-    /// The first failure, if any (the other pods' writes were still sent).
-    error: Option<ReconcileError>,
-}
+type Patched = pod_runs::Patched<ReconcileError>;
 
-/// Sends the writes of a run of consecutive pod-write actions: the pods at most
-/// [`PODS_PATCHED_AT_ONCE`] at a time, each pod's actions in the planned order (a later action chained on
-/// the version its earlier one wrote). A pod whose write fails keeps its later actions back; the other
-/// pods' writes are still sent, and the first failure ends the plan after the run.
+/// Sends the writes of a run of consecutive pod-write actions: the pods at most 8 at a time, each pod's
+/// actions in the planned order (a later action chained on the version its earlier one wrote). A pod whose
+/// write fails keeps its later actions back; the other pods' writes are still sent, and the first failure
+/// ends the plan after the run.
 async fn patch_pods(
     shared: &Shared,
     subject: &Subject<'_>,
@@ -230,22 +220,12 @@ async fn patch_pods(
     api: &Api<Pod>,
     run: &[&Action],
 ) -> Patched {
-    let pending: Vec<_> = by_pod(run, |action| action.kind.pod())
-        .into_iter()
-        .map(|(index, actions)| patch_pod(shared, subject, plan, api, index, actions))
-        .collect();
-    let results: Vec<Patched> = futures::stream::iter(pending)
-        .buffer_unordered(PODS_PATCHED_AT_ONCE)
-        .collect()
-        .await;
-    let mut total = Patched::default();
-    for patched in results {
-        total.sent += patched.sent;
-        if total.error.is_none() {
-            total.error = patched.error;
-        }
-    }
-    total
+    patch_by_pod(
+        run,
+        |action| action.kind.pod(),
+        |(index, actions)| patch_pod(shared, subject, plan, api, index, actions),
+    )
+    .await
 }
 
 /// Sends the writes of one pod's actions in order, stopping at its first failure, and records their Events.
