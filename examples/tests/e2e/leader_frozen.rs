@@ -11,17 +11,19 @@
 //! watches): on waking, a leader that went on running (or draining) its controllers writes pods,
 //! statuses and Events after the new leader's `acquireTime`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail, ensure};
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::v1beta1::CloneSet;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use kube::{Api, Client};
+use kube::api::{ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use crate::audit_log::{AuditEvent, audit_log_path, read_audit_log};
@@ -110,55 +112,75 @@ fn in_mid_batch(count: usize) -> bool {
     (12..=15).contains(&count) || (21..=27).contains(&count)
 }
 
-/// Scales the CloneSet from 2 to [`SCALED`] and freezes the leader (SIGSTOP) as soon as a count of its
+/// Scales the CloneSet from 2 to [`SCALED`] and freezes the leader (SIGSTOP) as soon as the count of its
 /// pods shows a big batch of creations half done: the leader is then in the middle of its reconcile, the
 /// rest of the batch already sent and the next batch still to come. Requests it was sending at the freeze
 /// (past the fence's request-level check but not yet on the wire) must not be delivered on waking: its
-/// connections check the fence again at each socket write. Returns the count it was caught at;
-/// tries the scale-up again (up to 10 times) when no half-done batch was seen.
+/// connections check the fence again at each socket write. The count is followed through a pod watch from
+/// the version of the list that saw 2 pods, so every count the creations pass through is seen (a poll
+/// of the count can jump over a batch that lands within a few milliseconds). Returns the count it was
+/// caught at; tries the scale-up again (up to 10 times) when no half-done batch was seen.
 async fn freeze_in_mid_batch(
     client: &Client,
     clonesets: &Api<CloneSet>,
     leader: &ManagerProcess,
 ) -> Result<usize> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let selector = format!("app={CLONESET}");
+    let scaled = usize::try_from(SCALED)?;
     for _ in 0..10 {
         scale(clonesets, 2).await?;
-        wait_for(
+        let (version, mut live) = wait_for(
             "the CloneSet's 2 pods",
             Duration::from_secs(120),
-            || async { Ok((pod_count(client).await? == 2).then_some(())) },
+            || async {
+                let list = pods.list(&ListParams::default().labels(&selector)).await?;
+                let live: HashSet<String> = list.items.iter().filter_map(live_name).collect();
+                Ok((live.len() == 2)
+                    .then(|| (list.metadata.resource_version.unwrap_or_default(), live)))
+            },
         )
         .await?;
+        let mut events = pods
+            .watch(&WatchParams::default().labels(&selector), &version)
+            .await?
+            .boxed();
         scale(clonesets, SCALED).await?;
-        let scaled = usize::try_from(SCALED)?;
-        let deadline = std::time::Instant::now() + Duration::from_secs(120);
-        loop {
-            let count = pod_count(client).await?;
-            if in_mid_batch(count) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+        while live.len() < scaled {
+            let event = tokio::time::timeout_at(deadline, events.try_next())
+                .await
+                .map_err(|_| {
+                    anyhow!(
+                        "the scale-up to {SCALED} did not finish: {} pods",
+                        live.len()
+                    )
+                })??;
+            match event {
+                Some(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => match live_name(&pod) {
+                    Some(name) => live.insert(name),
+                    None => live.remove(&pod.name_any()),
+                },
+                Some(WatchEvent::Deleted(pod)) => live.remove(&pod.name_any()),
+                Some(WatchEvent::Bookmark(_)) => false,
+                Some(WatchEvent::Error(error)) => bail!("the pod watch failed: {error}"),
+                None => bail!("the pod watch ended at {} pods", live.len()),
+            };
+            if in_mid_batch(live.len()) {
                 signal(leader, "STOP")?;
-                return Ok(count);
+                return Ok(live.len());
             }
-            if count >= scaled {
-                break;
-            }
-            ensure!(
-                std::time::Instant::now() < deadline,
-                "the scale-up to {SCALED} did not finish: {count} pods"
-            );
         }
     }
     bail!("never saw the leader in the middle of a batch of creations")
 }
 
-async fn pod_count(client: &Client) -> Result<usize> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
-    Ok(pods
-        .list(&ListParams::default().labels(&format!("app={CLONESET}")))
-        .await?
-        .items
-        .iter()
-        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
-        .count())
+/// The pod's name if it is not being deleted.
+fn live_name(pod: &Pod) -> Option<String> {
+    pod.metadata
+        .deletion_timestamp
+        .is_none()
+        .then(|| pod.name_any())
 }
 
 pub async fn a_frozen_leader_writes_nothing_after_it_is_deposed(cluster: &Cluster) -> Result<()> {
