@@ -1,8 +1,8 @@
 //! Rollout math and planners, and the AdvancedCronJob scheduler, as OpenKruise does them, without I/O.
 //!
-//! This crate grows with the issues "kruise-schedule rollout" (CloneSet / Advanced StatefulSet / Advanced
-//! DaemonSet planners) and "kruise-schedule cron". It starts with the primitives every planner uses (spec
-//! 3.0): the three IntOrString scalers and the partition rule.
+//! It holds the planners of the workload controllers (CloneSet, Advanced StatefulSet, Advanced DaemonSet,
+//! BroadcastJob), the AdvancedCronJob scheduler, the pure decisions of the other controllers and webhooks,
+//! and the primitives every planner uses: the three IntOrString scalers and the partition rule.
 //!
 //! ```
 //! use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -1,4 +1,4 @@
-//! The JSON values of the well-known annotations (spec section 2), each serialising exactly as upstream
+//! The JSON values of the well-known annotations, each serialising exactly as upstream
 //! writes it: same field order, same omitted and `null` fields.
 //!
 //! ```
