@@ -3,7 +3,9 @@
 //! Output is plain text (YAML for objects) by default and `-o json` / `-o yaml` for tools. Exit code 0 on
 //! success, 2 on invalid input with a one-line message on standard error that names the problem.
 
+pub mod app;
 pub mod cloneset;
+pub mod completion;
 pub mod crds;
 pub mod cron;
 pub mod inplace;

@@ -1,20 +1,11 @@
 //! The `kruise rollout plan` binary: text and JSON output, v1alpha1 and v1beta1 CloneSets, revisions from
 //! the status or the flags, feature gates, exit codes and one-line errors.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::needless_pass_by_value
-)] // test code
-
-mod kruise_cli;
-
-use kruise_cli::kruise;
 
 use std::path::Path;
 
 use serde_json::Value;
+
+use crate::run::kruise;
 
 const BETA: &str = "apiVersion: apps.kruise.io/v1beta1
 kind: CloneSet

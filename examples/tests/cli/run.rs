@@ -26,3 +26,17 @@ pub fn kruise(args: &[&str], stdin: &str) -> (i32, String, String) {
         String::from_utf8(output.stderr).unwrap(),
     )
 }
+
+/// Runs `kubectl-kruise args...` (the plugin binary) with no input; `(exit code, stdout, stderr)`.
+pub fn kubectl_kruise(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_kubectl-kruise"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stdout).unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}

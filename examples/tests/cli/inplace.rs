@@ -1,15 +1,6 @@
 //! The `kruise inplace diff` binary: exit codes, standard input, one-line errors.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::needless_pass_by_value
-)] // test code
 
-mod kruise_cli;
-
-use kruise_cli::kruise;
+use crate::run::kruise;
 
 fn template(image: &str) -> String {
     format!("spec: {{containers: [{{name: main, image: '{image}'}}]}}\n")

@@ -1,15 +1,6 @@
 //! The `kruise sidecar` binary: injection of the seed SidecarSet, UPDATE requests, hashes, bad input.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::needless_pass_by_value
-)] // test code
 
-mod kruise_cli;
-
-use kruise_cli::kruise;
+use crate::run::kruise;
 
 fn fixture(name: &str) -> String {
     format!(

@@ -1,28 +1,19 @@
 //! The `kruise rollout plan` binary for the other workloads: Advanced StatefulSets, Advanced DaemonSets
 //! (with the Nodes) and SidecarSets (with their pods), in text and JSON, and their one-line errors. The
-//! inputs are the files of `tests/kruise_cli/fixtures/rollout`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    clippy::needless_pass_by_value
-)] // test code
-
-mod kruise_cli;
-
-use kruise_cli::kruise;
+//! inputs are the files of `tests/cli/fixtures/rollout`.
 
 use std::path::Path;
 
 use serde_json::Value;
+
+use crate::run::kruise;
 
 const NOW: &str = "2024-05-01T10:00:00Z";
 
 /// The path of a fixture.
 fn fixture(name: &str) -> String {
     format!(
-        "{}/tests/kruise_cli/fixtures/rollout/{name}",
+        "{}/tests/cli/fixtures/rollout/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
 }
