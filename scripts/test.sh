@@ -3,7 +3,8 @@
 # bounded fuzzing of every parser of untrusted input: `untrusted_input` in each crate, KRUISE_FUZZ_CASES cases
 # each, 256 by default), a compile check of the cargo-fuzz targets on stable, the end-to-end tests against a
 # local control plane, and the documentation build. Installs what it needs first (scripts/setup.sh; the
-# control plane is built once into ~/.cache/kruise-rs, in the background while the lints run). Long benchmarks
+# control plane is built once into ~/.cache/kruise-rs, in the background while the lints run), and the libraries
+# packaged, documented as docs.rs does and checked on their minimum Rust. Long benchmarks
 # and long fuzzing runs have their own commands (see docs/architecture.md, "Test layers").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,5 +55,24 @@ cargo test --workspace --locked
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
+# The five libraries as crates.io and docs.rs would take them: each packaged and built from its package alone
+# (with its siblings from the same run; k8s-openapi's version from K8S_OPENAPI_ENABLED_VERSION, as a library
+# enables none), and each documented the way docs.rs does (`[package.metadata.docs.rs]`).
+libraries=(-p kruise-api -p kruise-lifecycle -p kruise-inplace -p kruise-schedule -p kruise-sidecar)
+step "cargo package of the libraries (built from the packages)"
+K8S_OPENAPI_ENABLED_VERSION=1.37 cargo package "${libraries[@]}" --locked --allow-dirty --quiet
+step "cargo doc of the libraries as docs.rs builds them"
+for library in kruise-api kruise-lifecycle kruise-inplace kruise-schedule kruise-sidecar; do
+  RUSTDOCFLAGS="-D warnings" cargo doc -p "$library" --features k8s-openapi/latest --no-deps --locked --quiet
+done
+
+# The libraries promise Rust 1.89 (`rust-version`): checked with that toolchain when rustup can install it.
+step "the libraries on their minimum Rust (1.89)"
+if timeout 300 rustup toolchain install 1.89 --profile minimal >/dev/null 2>&1; then
+  K8S_OPENAPI_ENABLED_VERSION=1.37 cargo +1.89 check "${libraries[@]}" --locked
+else
+  printf 'not checked: rustup cannot install Rust 1.89 on this machine (only the default toolchain is available)\n' >&2
+fi
 
 printf '\nall tests passed\n' >&2
