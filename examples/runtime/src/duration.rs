@@ -1,66 +1,48 @@
-//! Durations on the command line: `250ms`, `2s`, `1m30s`, `1h`; a bare number means seconds.
+//! Durations on the command line, in Go's syntax (`time.ParseDuration`, as the Go OpenKruise binaries take
+//! their duration flags), read by kruise-schedule's Go-exact parser: `250ms`, `2s`, `1m30s`, `1.5h`, `0`.
+//! A negative duration is refused; so is a bare number other than `0` (Go wants a unit).
 //!
 //! ```
 //! use std::time::Duration;
 //! use kruise_runtime::duration::parse_duration;
 //!
 //! assert_eq!(parse_duration("1m30s").unwrap(), Duration::from_secs(90));
+//! assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
 //! assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
-//! assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
+//! assert!(parse_duration("3").is_err());
+//! assert!(parse_duration("-1s").is_err());
 //! assert!(parse_duration("3 parsecs").is_err());
 //! ```
 
 use std::time::Duration;
 
+use kruise_schedule::cron::parse_go_duration;
+
 /// Why a duration could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid duration {text:?}: {reason} (examples: 500ms, 2s, 1m30s, 1h)")]
+#[error("invalid duration {text:?}: {reason} (Go syntax, e.g. 500ms, 2s, 1m30s, 1.5h)")]
 pub struct DurationError {
     /// The text as given.
     pub text: String,
     /// What is wrong with it.
-    pub reason: &'static str,
+    pub reason: String,
 }
 
-/// Parses a sequence of `<integer><unit>` terms (units `ms`, `s`, `m`, `h`), or a bare integer of seconds.
+/// Parses a Go duration that is not negative.
 ///
 /// # Errors
-/// Empty text, a missing number, an unknown unit, or an overflow.
+/// Text Go's `time.ParseDuration` refuses (its message is the reason), or a negative duration.
 pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
-    let error = |reason| DurationError {
+    let nanos = parse_go_duration(text).map_err(|error| DurationError {
         text: text.to_owned(),
-        reason,
-    };
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err(error("empty"));
-    }
-    if let Ok(seconds) = trimmed.parse::<u64>() {
-        return Ok(Duration::from_secs(seconds));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = trimmed;
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return Err(error("expected a number"));
-        }
-        let (number, after) = rest.split_at(digits);
-        let value: u64 = number.parse().map_err(|_| error("number too large"))?;
-        let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let (unit, next) = after.split_at(unit_len);
-        let term = match unit {
-            "ms" => Duration::from_millis(value),
-            "s" => Duration::from_secs(value),
-            "m" => Duration::from_secs(value.checked_mul(60).ok_or_else(|| error("overflow"))?),
-            "h" => Duration::from_secs(value.checked_mul(3600).ok_or_else(|| error("overflow"))?),
-            "" => return Err(error("missing unit")),
-            _ => return Err(error("unknown unit")),
-        };
-        total = total.checked_add(term).ok_or_else(|| error("overflow"))?;
-        rest = next;
-    }
-    Ok(total)
+        reason: error.to_string(),
+    })?;
+    u64::try_from(nanos)
+        .map(Duration::from_nanos)
+        .map_err(|_| DurationError {
+            text: text.to_owned(),
+            reason: "must not be negative".to_owned(),
+        })
 }
 
 #[cfg(test)]
@@ -76,7 +58,10 @@ mod tests {
             ("2m", Duration::from_secs(120)),
             ("1h2m3s", Duration::from_secs(3723)),
             ("1s500ms", Duration::from_millis(1500)),
-            (" 4s ", Duration::from_secs(4)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("+2s", Duration::from_secs(2)),
+            ("100us", Duration::from_micros(100)),
+            ("7ns", Duration::from_nanos(7)),
         ];
         for (text, expected) in cases {
             assert_eq!(parse_duration(text), Ok(expected), "{text}");
@@ -89,7 +74,8 @@ mod tests {
             "",
             "s",
             "5x",
-            "1.5s",
+            "3",
+            " 4s ",
             "-1s",
             "99999999999999999999s",
             "1h1",
@@ -98,8 +84,16 @@ mod tests {
             assert!(parse_duration(text).is_err(), "{text}");
         }
         let error = parse_duration("5x").unwrap_err();
-        assert_eq!(error.reason, "unknown unit");
-        assert!(error.to_string().contains("\"5x\""));
+        assert_eq!(error.reason, "unknown unit \"x\" in duration \"5x\"");
+        assert!(error.to_string().starts_with("invalid duration \"5x\": "));
+        assert_eq!(
+            parse_duration("-1s").unwrap_err().reason,
+            "must not be negative"
+        );
+        assert_eq!(
+            parse_duration("3").unwrap_err().reason,
+            "missing unit in duration \"3\""
+        );
     }
 
     /// The number of cases of the properties below: `KRUISE_FUZZ_CASES` (default 256).
@@ -128,23 +122,24 @@ mod tests {
             }
         }
 
-        /// Terms from the grammar, edge numbers included, add up exactly or overflow into an error.
+        /// Whole terms add up exactly, or overflow Go's limit (2^63 - 1 nanoseconds) into an error.
         #[test]
         fn terms_add_up_or_overflow(terms in proptest::collection::vec((
             proptest::prop_oneof![0_u64..100_000, proptest::arbitrary::any::<u64>()],
-            proptest::sample::select(&["ms", "s", "m", "h"][..]),
+            proptest::sample::select(&["ns", "us", "ms", "s", "m", "h"][..]),
         ), 1..4)) {
             let text: String = terms.iter().map(|(value, unit)| format!("{value}{unit}")).collect();
-            let mut millis: Option<u128> = Some(0);
-            for (value, unit) in &terms {
-                let factor: u128 = match *unit { "ms" => 1, "s" => 1000, "m" => 60_000, _ => 3_600_000 };
-                let seconds_fit = match *unit { "m" => value.checked_mul(60).is_some(), "h" => value.checked_mul(3600).is_some(), _ => true };
-                millis = millis.filter(|_| seconds_fit).map(|total| total + u128::from(*value) * factor);
-            }
-            let expected = millis
-                .filter(|total| total / 1000 <= u128::from(u64::MAX))
-                .and_then(|total| Some(Duration::from_secs(u64::try_from(total / 1000).ok()?)
-                    + Duration::from_millis(u64::try_from(total % 1000).ok()?)));
+            let nanos: u128 = terms.iter().map(|(value, unit)| {
+                let factor: u128 = match *unit {
+                    "ns" => 1, "us" => 1_000, "ms" => 1_000_000, "s" => 1_000_000_000,
+                    "m" => 60_000_000_000, _ => 3_600_000_000_000,
+                };
+                u128::from(*value) * factor
+            }).sum();
+            let expected = u64::try_from(nanos)
+                .ok()
+                .filter(|nanos| i64::try_from(*nanos).is_ok())
+                .map(Duration::from_nanos);
             proptest::prop_assert_eq!(parse_duration(&text).ok(), expected, "{}", text);
         }
     }

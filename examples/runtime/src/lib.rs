@@ -23,6 +23,7 @@ pub mod informer;
 pub mod logging;
 pub mod metrics;
 pub mod open_watches;
+pub mod process_metrics;
 pub mod queue_depth;
 pub mod shutdown;
 pub mod write_fence;

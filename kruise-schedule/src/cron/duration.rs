@@ -27,8 +27,22 @@ pub enum DurationError {
 
 const LIMIT: u64 = 1 << 63;
 
-/// Parses a Go duration into nanoseconds.
-pub(crate) fn parse_go_duration(text: &str) -> Result<i64, DurationError> {
+/// Parses a duration as Go's `time.ParseDuration` does, into nanoseconds (negative for `-1s`): the syntax of
+/// `@every` and of every duration flag of the Go OpenKruise binaries.
+///
+/// ```
+/// use kruise_schedule::cron::{DurationError, parse_go_duration};
+///
+/// assert_eq!(parse_go_duration("1m30s"), Ok(90_000_000_000));
+/// assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
+/// assert_eq!(parse_go_duration("-250ms"), Ok(-250_000_000));
+/// assert_eq!(parse_go_duration("0"), Ok(0));
+/// assert_eq!(parse_go_duration("3"), Err(DurationError::MissingUnit("3".into())));
+/// ```
+///
+/// # Errors
+/// Text that Go refuses, with Go's message.
+pub fn parse_go_duration(text: &str) -> Result<i64, DurationError> {
     let invalid = || DurationError::Invalid(text.into());
     let mut rest = text.as_bytes();
     let mut negative = false;

@@ -62,7 +62,7 @@ mod time_zone;
 mod walk;
 mod zone;
 
-pub use duration::DurationError;
+pub use duration::{DurationError, parse_go_duration};
 pub use error::{Field, FieldProblem, ParseError};
 pub use missed::MissedRuns;
 pub use schedule::{Location, Schedule};
