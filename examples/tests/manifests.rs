@@ -106,8 +106,10 @@ fn every_expected_object_is_there_and_nothing_else() {
         keys,
         [
             "ClusterRole/kruise-manager",
+            "ClusterRole/kruise-manager-resource-distribution",
             "ClusterRole/kruise-rs-daemon",
             "ClusterRoleBinding/kruise-manager",
+            "ClusterRoleBinding/kruise-manager-resource-distribution",
             "ClusterRoleBinding/kruise-rs-daemon",
             "DaemonSet/kruise-daemon",
             "Deployment/kruise-manager",
@@ -572,6 +574,45 @@ fn the_manager_copies_pull_secrets_into_the_daemon_namespace() {
     for verb in ["get", "list", "create", "update", "delete"] {
         assert!(allowed(&rules, "", "secrets", verb), "secrets {verb}");
     }
+}
+
+/// The rights of the ResourceDistribution gate are a ClusterRole of their own, bound to the manager's
+/// ServiceAccount, so the manager's ClusterRole keeps Secrets read-only without the gate.
+#[test]
+fn resource_distribution_rights_are_apart() {
+    let objects = objects();
+    let role: ClusterRole = typed(&objects, "ClusterRole/kruise-manager-resource-distribution");
+    let binding: ClusterRoleBinding = typed(
+        &objects,
+        "ClusterRoleBinding/kruise-manager-resource-distribution",
+    );
+    assert_eq!(
+        binding.role_ref.name,
+        "kruise-manager-resource-distribution"
+    );
+    let subject = &binding.subjects.unwrap()[0];
+    assert_eq!(
+        (subject.name.as_str(), subject.namespace.as_deref()),
+        ("kruise-manager", Some("kruise-system"))
+    );
+    let rules = role.rules.unwrap();
+    for resource in ["secrets", "configmaps"] {
+        for verb in ["get", "list", "watch", "create", "update", "delete"] {
+            assert!(allowed(&rules, "", resource, verb), "{resource} {verb}");
+        }
+    }
+    assert!(allowed(
+        &rules,
+        "apps.kruise.io",
+        "resourcedistributions",
+        "watch"
+    ));
+    assert!(allowed(
+        &rules,
+        "apps.kruise.io",
+        "resourcedistributions/status",
+        "update"
+    ));
 }
 
 fn allowed(rules: &[PolicyRule], group: &str, resource: &str, verb: &str) -> bool {

@@ -40,6 +40,7 @@ pub mod partition;
 pub mod planning;
 pub mod pod_view;
 pub mod protection;
+pub mod resource_distribution;
 pub mod selector_string;
 pub mod sort;
 pub mod split_mix;

@@ -51,6 +51,7 @@ pub mod leader;
 pub mod leading;
 pub mod options;
 pub mod pod_readiness;
+pub mod resource_distribution;
 pub mod sidecar_terminator;
 pub mod sidecarset;
 pub mod statefulset;
@@ -538,6 +539,14 @@ async fn start_webhook(
             informers,
             gates.workload_spread,
         ),
+    ))
+    .merge(crate::webhook::resource_distribution::router(
+        crate::webhook::resource_distribution::DistributionWebhook {
+            client: client.clone(),
+            namespaces: gates
+                .resource_distribution
+                .then(|| informers.get::<k8s_openapi::api::core::v1::Namespace>()),
+        },
     ));
     tokio::spawn(server::serve_tls(
         listener,
@@ -553,9 +562,16 @@ async fn start_webhook(
     let spread_informer = gates
         .workload_spread
         .then(|| informers.get::<kruise_api::apps::v1beta1::WorkloadSpread>());
+    // And once the namespaces are listed (gate `ResourceDistributionGate`): the conflict check reads them.
+    let namespace_informer = gates
+        .resource_distribution
+        .then(|| informers.get::<k8s_openapi::api::core::v1::Namespace>());
     tokio::spawn(async move {
         if let Some(spreads) = spread_informer {
             spreads.wait_synced().await;
+        }
+        if let Some(namespaces) = namespace_informer {
+            namespaces.wait_synced().await;
         }
         stores.wait_synced().await;
         if validator.wait_until_ready().await {
@@ -581,6 +597,7 @@ async fn start_webhook(
         pod_unavailable_budget_delete: options.feature_gates.pod_unavailable_budget_delete,
         pod_unavailable_budget_update: options.feature_gates.pod_unavailable_budget_update,
         workload_spread: options.feature_gates.workload_spread,
+        resource_distribution: options.feature_gates.resource_distribution,
         ..WebhookOptions::default()
     };
     let bundle = certificates.borrow().material.ca_pem.clone();

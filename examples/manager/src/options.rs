@@ -111,8 +111,9 @@ pub struct ManagerOptions {
     /// `EnableSortSidecarContainerByName` and `SidecarSetPatchPodMetadataDefaultsAllowed` (default false),
     /// `PodUnavailableBudgetDeleteGate` (default true: pod deletions and evictions spend
     /// PodUnavailableBudget units), `PodUnavailableBudgetUpdateGate` (default false: so do pod updates and
-    /// the in-place updates of the CloneSet and SidecarSet controllers) and `WorkloadSpread` (default true:
-    /// the WorkloadSpread pod webhooks and controller).
+    /// the in-place updates of the CloneSet and SidecarSet controllers), `WorkloadSpread` (default true:
+    /// the WorkloadSpread pod webhooks and controller) and `ResourceDistributionGate` (default false: the
+    /// ResourceDistribution controller and validating webhook).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
@@ -154,6 +155,9 @@ pub struct FeatureGates {
     pub pod_unavailable_budget_update: bool,
     /// `WorkloadSpread` (default on, as upstream since v1.5): the WorkloadSpread pod webhooks and controller.
     pub workload_spread: bool,
+    /// `ResourceDistributionGate` (default off, as upstream since v1.5): the ResourceDistribution
+    /// controller and validating webhook.
+    pub resource_distribution: bool,
 }
 
 impl Default for FeatureGates {
@@ -165,6 +169,7 @@ impl Default for FeatureGates {
             pod_unavailable_budget_delete: true,
             pod_unavailable_budget_update: false,
             workload_spread: true,
+            resource_distribution: false,
         }
     }
 }
@@ -179,6 +184,8 @@ const POD_UNAVAILABLE_BUDGET_DELETE_GATE: &str = "PodUnavailableBudgetDeleteGate
 const POD_UNAVAILABLE_BUDGET_UPDATE_GATE: &str = "PodUnavailableBudgetUpdateGate";
 /// The gate name of [`FeatureGates::workload_spread`].
 const WORKLOAD_SPREAD: &str = "WorkloadSpread";
+/// The gate name of [`FeatureGates::resource_distribution`].
+const RESOURCE_DISTRIBUTION_GATE: &str = "ResourceDistributionGate";
 
 /// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
 ///
@@ -199,11 +206,14 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.pod_unavailable_budget_update = value;
         } else if name == WORKLOAD_SPREAD {
             gates.workload_spread = value;
+        } else if name == RESOURCE_DISTRIBUTION_GATE {
+            gates.resource_distribution = value;
         } else if gates.sidecarset.set_gate(name, value).is_err() {
             return Err(format!(
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
                  {RESOURCES_DELETION_PROTECTION}, {POD_UNAVAILABLE_BUDGET_DELETE_GATE}, \
-                 {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {WORKLOAD_SPREAD}, {})",
+                 {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {WORKLOAD_SPREAD}, \
+                 {RESOURCE_DISTRIBUTION_GATE}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", ")
             ));
         }
@@ -447,6 +457,18 @@ mod tests {
                 .unwrap()
                 .workload_spread
         );
+    }
+
+    #[test]
+    fn resource_distribution_is_off_unless_turned_on() {
+        assert!(!FeatureGates::default().resource_distribution);
+        assert!(
+            parse_feature_gates("ResourceDistributionGate=true")
+                .unwrap()
+                .resource_distribution
+        );
+        let error = parse_feature_gates("Nope=true").unwrap_err();
+        assert!(error.contains("ResourceDistributionGate"), "{error}");
     }
 
     #[test]

@@ -93,6 +93,15 @@ fn crr() -> Value {
     })
 }
 
+fn resource_distribution(api_version: &str, selector: &str) -> Value {
+    json!({"apiVersion": api_version, "kind": "ResourceDistribution", "metadata": {"name": "shared"},
+        "spec": {"resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "game"},
+                "data": {"k": "v"}},
+            "targets": {"includedNamespaces": {"list": [{"name": "web"}]},
+                "excludedNamespaces": {"list": [{"name": "db"}]},
+                selector: {"matchLabels": {"team": "a"}}}}})
+}
+
 /// A review body: well-formed around an object with one value replaced, its text edited, or arbitrary bytes.
 fn body(review: Value) -> impl Strategy<Value = Vec<u8>> {
     let object_pointer = "/request/object";
@@ -389,6 +398,29 @@ proptest! {
     ) {
         if let Ok(request) = admission::parse_request(&body) {
             let _ = crate::webhook::pod_unavailable_budget::classify(&request, delete_gate, update_gate);
+        }
+    }
+
+    /// The ResourceDistribution webhook judges CREATE and UPDATE reviews of either version without
+    /// panicking; a refusal names what is wrong (the conflict listing needs a cluster: the end-to-end
+    /// scenario).
+    #[test]
+    fn resource_distribution_reviews(
+        body in prop_oneof![
+            body(admission_review(("apps.kruise.io", "v1alpha1", "ResourceDistribution"), "CREATE",
+                &resource_distribution("apps.kruise.io/v1alpha1", "namespaceLabelSelector"), &Value::Null)),
+            body(admission_review(("apps.kruise.io", "v1beta1", "ResourceDistribution"), "UPDATE",
+                &resource_distribution("apps.kruise.io/v1beta1", "namespaceSelector"),
+                &resource_distribution("apps.kruise.io/v1beta1", "namespaceSelector"))),
+        ],
+    ) {
+        use crate::webhook::resource_distribution::{Judgement, judge};
+        if let Ok(request) = admission::parse_request(&body) {
+            let response = match judge(&request) {
+                Judgement::Answer(response) => response,
+                Judgement::Conflicts(pending) => pending.finish(Ok(vec!["web".to_owned()])),
+            };
+            prop_assert!(response.allowed || !response.result.message.is_empty());
         }
     }
 

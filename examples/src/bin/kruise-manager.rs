@@ -96,6 +96,10 @@ async fn main() -> ExitCode {
     if cli.options.feature_gates.workload_spread {
         controller_set.register(kruise_manager::workload_spread::WorkloadSpreadController);
     }
+    if cli.options.feature_gates.resource_distribution {
+        controller_set
+            .register(kruise_manager::resource_distribution::ResourceDistributionController);
+    }
     let identity = cli.options.identity();
     let config = match identified_config(&identity).await {
         Ok(config) => config,

@@ -55,10 +55,36 @@ pub async fn manager_kubeconfig(
     for object in manifest_objects("namespace.yaml")? {
         apply(&cluster.client, &object).await?;
     }
+    apply_manager_roles(cluster, "rbac.yaml", namespace, lease).await?;
+    kubeconfig_for(cluster, namespace, "kruise-manager").await
+}
+
+/// Applies the roles and bindings of the manifest `file` (e.g. `resource-distribution.yaml`, the rights of a
+/// gate that is off by default) for kruise-manager running with `--namespace={namespace}` and
+/// `--leader-election-id={lease}`, rendered as [`manager_kubeconfig`] renders `rbac.yaml`. Call it before
+/// the manager starts, as an operator applies the file with the flag.
+pub async fn grant_manager(
+    cluster: &Cluster,
+    file: &str,
+    namespace: &str,
+    lease: &str,
+) -> Result<()> {
+    if cluster.external {
+        return Ok(());
+    }
+    apply_manager_roles(cluster, file, namespace, lease).await
+}
+
+async fn apply_manager_roles(
+    cluster: &Cluster,
+    file: &str,
+    namespace: &str,
+    lease: &str,
+) -> Result<()> {
     // Every role and binding gets a name of its own for this namespace and lease.
     let suffix = format!("{namespace}-{lease}");
     let renamed = |name: &Value| json!(format!("{}-{suffix}", name.as_str().unwrap_or_default()));
-    for mut object in manifest_objects("rbac.yaml")? {
+    for mut object in manifest_objects(file)? {
         let kind = object["kind"].as_str().unwrap_or_default().to_owned();
         // What the manifest puts in its own namespace goes into the scenario's; other namespaces (where
         // the manager copies pull secrets for the daemons) stay as they are.
@@ -80,7 +106,7 @@ pub async fn manager_kubeconfig(
         }
         apply(&cluster.client, &object).await?;
     }
-    kubeconfig_for(cluster, namespace, "kruise-manager").await
+    Ok(())
 }
 
 /// The `resourceNames` of the manifest's rules that name its namespace or its lease, renamed to the

@@ -46,6 +46,7 @@ mod pod_unavailable_budget;
 mod pod_watch;
 mod race;
 mod registry_gate;
+mod resource_distribution;
 mod sidecar_terminator;
 mod sidecarset;
 mod sidecarset_measure;
@@ -322,6 +323,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         "workload_spread_adaptive_reschedules_unschedulable_pods",
         |c| Box::pin(workload_spread::workload_spread_adaptive_reschedules_unschedulable_pods(c)),
     ),
+    ("resource_distribution_distributes_a_secret", |c| {
+        Box::pin(resource_distribution::resource_distribution_distributes_a_secret(c))
+    }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))
     }),

@@ -47,3 +47,4 @@ mod selector_rules;
 pub mod statefulset;
 
 pub use field_error::{FieldError, Problem};
+pub(crate) use pod_template_rules::dns_label_problem;

@@ -70,7 +70,7 @@ fn container_errors(container: &Container, at: &str) -> Vec<FieldError> {
 }
 
 /// Why `name` is not a DNS-1123 label (Kubernetes' `IsDNS1123Label`), if it is not one.
-fn dns_label_problem(name: &str) -> Option<&'static str> {
+pub(crate) fn dns_label_problem(name: &str) -> Option<&'static str> {
     if name.len() > 63 {
         return Some("must be no more than 63 characters");
     }

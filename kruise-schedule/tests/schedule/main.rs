@@ -30,6 +30,7 @@ mod daemonset_rolling;
 mod daemonset_status;
 mod daemonset_surge;
 mod daemonset_update_order;
+mod resource_distribution;
 mod sort_orders;
 mod statefulset_claim_resize;
 mod statefulset_claims;

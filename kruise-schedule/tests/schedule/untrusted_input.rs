@@ -2,7 +2,7 @@
 //! structure-aware inputs: cron schedules from the field grammar (with `TZ=` prefixes, `@every` durations and
 //! `spec.timeZone`), then edited; IntOrString percentages with edge numbers for the three scalers and the
 //! partition; label selectors as printed for the scale subresource; deletion costs; reserved ordinals; image
-//! references; and pull-secret credentials. Nothing panics, errors name the value, and what parses behaves
+//! references; pull-secret credentials; and the resource of a ResourceDistribution. Nothing panics, errors name the value, and what parses behaves
 //! (fire times strictly increase, scaled values stay in range, normalising again changes nothing).
 //! `KRUISE_FUZZ_CASES` sets the number of cases (see `support::fuzz_cases`).
 
@@ -18,20 +18,25 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_api::apps::v1alpha1::ResourceDistribution;
 use kruise_schedule::cron::{Schedule, Zone};
 use kruise_schedule::image_pull::{node_pulls, reference};
 use kruise_schedule::int_or_percent::{
     Rounding, ScaleError, kruise_scaled, legacy_scaled, safe_scaled,
 };
 use kruise_schedule::partition::partition_replicas;
+use kruise_schedule::resource_distribution::copy::copy_object;
+use kruise_schedule::resource_distribution::hash::resource_hash;
+use kruise_schedule::resource_distribution::validation::validate;
 use kruise_schedule::selector_string::selector_string;
 use kruise_schedule::sort::deletion::parse_deletion_cost;
 use kruise_schedule::statefulset::ordinals::ReservedOrdinals;
 use proptest::prelude::*;
-use proptest::sample::select;
+use proptest::sample::{Index, select};
 
 use crate::support::cron as cron_support;
 use kruise_fuzz_inputs::fuzz_cases;
+use kruise_fuzz_inputs::json_values::{json_value, replaced};
 use kruise_fuzz_inputs::text_edits::edited;
 
 /// Go durations for `@every`: terms from the grammar with edge numbers and units, valid or not.
@@ -337,6 +342,36 @@ proptest! {
     ) {
         let secret: BTreeMap<String, Vec<u8>> = [(key.to_owned(), data)].into();
         let _ = node_pulls::credentials(&secret, image);
+    }
+
+    /// A ResourceDistribution whose `spec.resource` has one value replaced by arbitrary JSON: the webhook
+    /// rules, the hash and the copy never panic, every error names a `spec.resource` field, and a resource the
+    /// rules accept makes a copy in the namespace.
+    #[test]
+    fn resource_distribution_resources(at in any::<Index>(), value in json_value()) {
+        let resource = replaced(
+            serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "pull", "labels": {"a": "b"}, "annotations": {"n": "v"}},
+                "type": "Opaque", "data": {"k": "dg=="}}),
+            at,
+            value,
+        );
+        let distributor: ResourceDistribution = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "shared", "uid": "u1"},
+            "spec": {"resource": resource, "targets": {"allNamespaces": true}}
+        }))
+        .unwrap();
+        let errors = validate(&distributor, None);
+        for error in &errors {
+            prop_assert!(error.field.starts_with("spec.resource"), "{}", error);
+        }
+        prop_assert_eq!(resource_hash(&distributor.spec.resource).len(), 64);
+        let copy = copy_object(&distributor, "web", "h");
+        if errors.is_empty() {
+            let copy = copy.unwrap();
+            prop_assert_eq!(&copy["metadata"]["namespace"], "web");
+            prop_assert_eq!(&copy["metadata"]["ownerReferences"][0]["uid"], "u1");
+        }
     }
 }
 

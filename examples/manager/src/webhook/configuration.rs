@@ -99,6 +99,8 @@ pub struct WebhookOptions {
     pub pod_unavailable_budget_update: bool,
     /// Whether the WorkloadSpread pod webhooks are configured (gate `WorkloadSpread`).
     pub workload_spread: bool,
+    /// Whether the ResourceDistribution validating webhook is configured (gate `ResourceDistributionGate`).
+    pub resource_distribution: bool,
 }
 
 impl Default for WebhookOptions {
@@ -116,6 +118,7 @@ impl Default for WebhookOptions {
             pod_unavailable_budget_delete: true,
             pod_unavailable_budget_update: false,
             workload_spread: true,
+            resource_distribution: false,
         }
     }
 }

@@ -29,6 +29,8 @@
 //!   `pub.kruise.io/related-pub` annotation of pod CREATE.
 //! * [`workload_spread`]: WorkloadSpread's pod CREATE (subset choice and injection) and pod DELETE
 //!   (accounting) webhooks (gate `WorkloadSpread`).
+//! * [`resource_distribution`]: the ResourceDistribution validating webhook, rules and conflicts (gate
+//!   `ResourceDistributionGate`).
 
 pub mod admission;
 pub mod cert_secret;
@@ -46,6 +48,7 @@ pub mod pod_unavailable_budget;
 pub mod readiness_gates;
 pub mod registration;
 pub mod related_budget;
+pub mod resource_distribution;
 pub mod review_body;
 pub mod server;
 pub mod sidecarset_admission;

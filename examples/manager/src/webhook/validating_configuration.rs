@@ -3,7 +3,8 @@
 //! ([`super::workload_configuration`]) and protected deletions to the deletion protection webhook
 //! ([`super::deletion_protection`], unless its gate is off) and pod deletions, evictions and (gate
 //! `PodUnavailableBudgetUpdateGate`) updates to the PodUnavailableBudget webhook
-//! ([`super::pod_unavailable_budget`]), built as a value (pure; written by
+//! ([`super::pod_unavailable_budget`]) and (gate `ResourceDistributionGate`) ResourceDistribution creations
+//! and updates to theirs ([`super::resource_distribution`]), built as a value (pure; written by
 //! [`super::registration`]), caBundle included.
 //!
 //! The rule names v1beta1 with `matchPolicy: Equivalent`, so v1alpha1 requests reach the webhook converted
@@ -93,6 +94,9 @@ pub fn validating_webhook_configuration(
                 ca_bundle,
                 super::configuration::excluded_namespace_selector(options),
             ))
+            .chain(options.resource_distribution.then(|| {
+                super::resource_distribution::resource_distribution_webhook(options, ca_bundle)
+            }))
             .collect(),
         ),
     }
