@@ -547,6 +547,10 @@ async fn start_webhook(
                 .resource_distribution
                 .then(|| informers.get::<k8s_openapi::api::core::v1::Namespace>()),
         },
+    ))
+    .layer(axum::middleware::from_fn_with_state(
+        metrics.clone(),
+        crate::webhook::request_metrics::count_request,
     ));
     tokio::spawn(server::serve_tls(
         listener,

@@ -156,6 +156,21 @@ async fn scenario(client: &Client, metrics_port: u16) -> Result<()> {
         metrics.contains("kruise_manager_webhook_requests_total{code=\"200\"}"),
         "webhook metrics missing"
     );
+    // The same under the Go manager's names, by webhook path, and the process metrics.
+    for expected in [
+        "controller_runtime_webhook_requests_total{webhook=\"/mutate-pod\",code=\"200\"}",
+        "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate-pod\"}",
+        "controller_runtime_reconcile_total{controller=",
+        "workqueue_depth{name=",
+        "leader_election_master_status{name=\"kruise-manager\"}",
+        "process_resident_memory_bytes ",
+        "process_cpu_seconds_total ",
+    ] {
+        ensure!(
+            metrics.contains(expected),
+            "{expected} missing from /metrics:\n{metrics}"
+        );
+    }
     Ok(())
 }
 

@@ -29,6 +29,8 @@
 //!   `pub.kruise.io/related-pub` annotation of pod CREATE.
 //! * [`workload_spread`]: WorkloadSpread's pod CREATE (subset choice and injection) and pod DELETE
 //!   (accounting) webhooks (gate `WorkloadSpread`).
+//! * [`request_metrics`]: every request counted by webhook path and HTTP status, under controller-runtime's
+//!   metric names.
 //! * [`resource_distribution`]: the ResourceDistribution validating webhook, rules and conflicts (gate
 //!   `ResourceDistributionGate`).
 
@@ -48,6 +50,7 @@ pub mod pod_unavailable_budget;
 pub mod readiness_gates;
 pub mod registration;
 pub mod related_budget;
+pub mod request_metrics;
 pub mod resource_distribution;
 pub mod review_body;
 pub mod server;
