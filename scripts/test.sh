@@ -53,6 +53,13 @@ esac
 step "cargo test (unit, property, fixture, doc and end-to-end tests)"
 cargo test --workspace --locked
 
+# The offline `cargo run --example` programs of the libraries run (not only compile); they exit non-zero on error.
+step "the library examples"
+cargo run -q --locked -p kruise-schedule --example cloneset_plan >/dev/null
+cargo run -q --locked -p kruise-schedule --example cron_dst >/dev/null
+cargo run -q --locked -p kruise-sidecar --example inject_sidecarsets >/dev/null
+cargo run -q --locked -p kruise-inplace --example inplace_update >/dev/null
+
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 

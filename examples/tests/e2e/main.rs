@@ -29,6 +29,7 @@ mod cloneset_measure;
 mod cloneset_predownload;
 mod cloneset_rollout;
 mod cloneset_scale;
+mod cluster_examples;
 mod container_recreate;
 mod crds;
 mod daemon_pod_watch;
@@ -155,6 +156,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
             c,
         ))
+    }),
+    ("cluster_examples_run_against_the_api_server", |c| {
+        Box::pin(cluster_examples::cluster_examples_run_against_the_api_server(c))
     }),
     (
         "advanced_statefulset_seed_demo_partition_holds_and_releases",
