@@ -492,7 +492,7 @@ async fn start_webhook(
     let listener = bind(options.webhook_bind_address).await?;
     tracing::info!(address = %local(&listener), hosts = ?hosts, "serving the pod webhook over HTTPS");
     let observer_metrics = metrics.clone();
-    let gates = options.feature_gates;
+    let gates = &options.feature_gates;
     let stores =
         SidecarSetStores::shared(informers, &options.namespace).with_options(gates.sidecarset);
     let validator = SidecarSetValidator::start(

@@ -113,14 +113,16 @@ pub struct ManagerOptions {
     /// PodUnavailableBudget units), `PodUnavailableBudgetUpdateGate` (default false: so do pod updates and
     /// the in-place updates of the CloneSet and SidecarSet controllers), `WorkloadSpread` (default true:
     /// the WorkloadSpread pod webhooks and controller) and `ResourceDistributionGate` (default false: the
-    /// ResourceDistribution controller and validating webhook).
+    /// ResourceDistribution controller and validating webhook); and, as upstream's one list, the gates of
+    /// the CloneSet, Advanced StatefulSet and Advanced DaemonSet controllers (see their
+    /// `--<controller>-feature-gates`, whose settings win over this list's for that controller).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
     /// How long controllers get to stop at shutdown.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub shutdown_timeout: Duration,
-    /// Log format.
-    #[arg(long, value_enum, default_value_t)]
+    /// Log format (`--logging-format`, upstream's name, is the same flag).
+    #[arg(long, visible_alias = "logging-format", value_enum, default_value_t)]
     pub log_format: LogFormat,
 }
 
@@ -136,9 +138,10 @@ pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
-/// The upstream feature gates the manager knows (the CloneSet controller's are
-/// `--cloneset-feature-gates`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The upstream feature gates of `--feature-gates`: the manager's own, typed, and every entry as given
+/// ([`FeatureGates::listed`]), from which each controller takes the gates it knows
+/// ([`FeatureGates::list_for`]), as upstream's one `--feature-gates` reaches every controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureGates {
     /// `KruisePodReadinessGate` (default off).
     pub kruise_pod_readiness_gate: bool,
@@ -158,6 +161,8 @@ pub struct FeatureGates {
     /// `ResourceDistributionGate` (default off, as upstream since v1.5): the ResourceDistribution
     /// controller and validating webhook.
     pub resource_distribution: bool,
+    /// Every `Name=value` entry of the list, in order (the controllers' gates among them).
+    pub listed: Vec<(String, bool)>,
 }
 
 impl Default for FeatureGates {
@@ -170,8 +175,40 @@ impl Default for FeatureGates {
             pod_unavailable_budget_update: false,
             workload_spread: true,
             resource_distribution: false,
+            listed: Vec::new(),
         }
     }
+}
+
+impl FeatureGates {
+    /// The entries of the list whose gate is one of `names`, followed by `own` (a controller's own
+    /// `--<controller>-feature-gates`, whose settings therefore win), as one `Name=value,...` list.
+    #[must_use]
+    pub fn list_for(&self, names: &[&str], own: &str) -> String {
+        let mut list: Vec<String> = self
+            .listed
+            .iter()
+            .filter(|(name, _)| names.contains(&name.as_str()))
+            .map(|(name, enabled)| format!("{name}={enabled}"))
+            .collect();
+        if !own.trim().is_empty() {
+            list.push(own.to_owned());
+        }
+        list.join(",")
+    }
+}
+
+/// The gates the controllers read from `--feature-gates` (each also has a flag of its own).
+fn controller_gate_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = crate::cloneset::gates::GATE_NAMES
+        .iter()
+        .chain(kruise_schedule::statefulset::Options::GATE_NAMES.iter())
+        .chain(kruise_inplace::FeatureGates::NAMES.iter())
+        .copied()
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// The gate name of [`FeatureGates::kruise_pod_readiness_gate`].
@@ -187,15 +224,18 @@ const WORKLOAD_SPREAD: &str = "WorkloadSpread";
 /// The gate name of [`FeatureGates::resource_distribution`].
 const RESOURCE_DISTRIBUTION_GATE: &str = "ResourceDistributionGate";
 
-/// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`).
+/// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`): the manager's gates, and the
+/// controllers' gates, which [`FeatureGates::list_for`] hands on.
 ///
 /// # Errors
-/// An unknown gate name or a value that is not a boolean.
+/// A gate no part of the manager knows, or a value that is not a boolean.
 pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
     let mut gates = FeatureGates::default();
+    let controller_gates = controller_gate_names();
     for entry in kruise_api::feature_gate::gate_entries(text) {
         let (name, value) =
             entry.map_err(|entry| format!("feature gate {entry:?}: expected Name=true|false"))?;
+        gates.listed.push((name.to_owned(), value));
         if name == KRUISE_POD_READINESS_GATE {
             gates.kruise_pod_readiness_gate = value;
         } else if name == RESOURCES_DELETION_PROTECTION {
@@ -208,13 +248,16 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.workload_spread = value;
         } else if name == RESOURCE_DISTRIBUTION_GATE {
             gates.resource_distribution = value;
-        } else if gates.sidecarset.set_gate(name, value).is_err() {
+        } else if gates.sidecarset.set_gate(name, value).is_err()
+            && !controller_gates.contains(&name)
+        {
             return Err(format!(
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
                  {RESOURCES_DELETION_PROTECTION}, {POD_UNAVAILABLE_BUDGET_DELETE_GATE}, \
                  {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {WORKLOAD_SPREAD}, \
-                 {RESOURCE_DISTRIBUTION_GATE}, {})",
-                kruise_sidecar::Options::GATE_NAMES.join(", ")
+                 {RESOURCE_DISTRIBUTION_GATE}, {}, {})",
+                kruise_sidecar::Options::GATE_NAMES.join(", "),
+                controller_gates.join(", ")
             ));
         }
     }
@@ -325,6 +368,19 @@ mod tests {
     }
 
     #[test]
+    fn upstream_flag_names_are_accepted() {
+        assert!(matches!(parse(&[]).log_format, LogFormat::Text));
+        assert!(matches!(
+            parse(&["--logging-format=json"]).log_format,
+            LogFormat::Json
+        ));
+        assert!(matches!(
+            parse(&["--log-format=json"]).log_format,
+            LogFormat::Json
+        ));
+    }
+
+    #[test]
     fn defaults_and_derived_values() {
         let options = parse(&["--namespace=ks", "--identity=me"]);
         assert!(options.leader_elect);
@@ -424,6 +480,35 @@ mod tests {
         assert!(parse_feature_gates("KruisePodReadinessGate").is_err());
         assert!(parse_feature_gates("KruisePodReadinessGate=yes").is_err());
         assert_eq!(parse_feature_gates(" ").unwrap(), FeatureGates::default());
+    }
+
+    #[test]
+    fn one_list_holds_every_controllers_gates() {
+        let gates = parse_feature_gates(
+            "WorkloadSpread=false,CloneSetShortHash=true,StatefulSetStartOrdinal=true,\
+             InPlaceWorkloadVerticalScaling=1,PreDownloadImageForInPlaceUpdate=true",
+        )
+        .unwrap();
+        assert!(!gates.workload_spread, "the manager's own gates stay typed");
+        assert_eq!(gates.listed.len(), 5);
+        assert_eq!(
+            gates.list_for(&["CloneSetShortHash", "InPlaceWorkloadVerticalScaling"], ""),
+            "CloneSetShortHash=true,InPlaceWorkloadVerticalScaling=true"
+        );
+        assert_eq!(
+            gates.list_for(
+                &["StatefulSetStartOrdinal"],
+                "StatefulSetStartOrdinal=false"
+            ),
+            "StatefulSetStartOrdinal=true,StatefulSetStartOrdinal=false",
+            "the controller's own list comes last, so it wins"
+        );
+        assert_eq!(gates.list_for(&["NoneOfThese"], ""), "");
+        let error = parse_feature_gates("CloneSetShortHash=true,Nope=true").unwrap_err();
+        assert!(
+            error.contains("\"Nope\"") && error.contains("CloneSetShortHash"),
+            "the error names the bad gate and the known ones: {error}"
+        );
     }
 
     #[test]

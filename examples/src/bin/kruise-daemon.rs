@@ -16,7 +16,7 @@ struct Cli {
     #[command(flatten)]
     options: DaemonOptions,
     /// Log format.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, visible_alias = "logging-format", value_enum, default_value_t)]
     log_format: LogFormat,
 }
 

@@ -83,16 +83,29 @@ async fn main() -> ExitCode {
     logging::init(cli.options.log_format);
     let (trigger, signal) = shutdown::channel();
     trigger.on_signals();
-    let mut cloneset = cli.cloneset.config();
-    cloneset.pod_unavailable_budget_update =
-        cli.options.feature_gates.pod_unavailable_budget_update;
-    let mut controller_set = controllers(cloneset, cli.daemonset.config());
+    // The controllers' gates: their own flags over the manager's `--feature-gates` (both checked by clap).
+    let gates = &cli.options.feature_gates;
+    let configs = cli.cloneset.config(gates).and_then(|cloneset| {
+        Ok((
+            cloneset,
+            cli.daemonset.config(gates)?,
+            cli.statefulset.config(gates)?,
+        ))
+    });
+    let (cloneset, daemonset, statefulset) = match configs {
+        Ok(configs) => configs,
+        Err(error) => {
+            tracing::error!(%error, "invalid feature gates");
+            return ExitCode::from(2);
+        }
+    };
+    let mut controller_set = controllers(cloneset, daemonset);
     controller_set.register(
         SidecarSetController::new(&cli.options.namespace).with_pod_unavailable_budget_update(
             cli.options.feature_gates.pod_unavailable_budget_update,
         ),
     );
-    controller_set.register(StatefulSetController::new(cli.statefulset.config()));
+    controller_set.register(StatefulSetController::new(statefulset));
     if cli.options.feature_gates.workload_spread {
         controller_set.register(kruise_manager::workload_spread::WorkloadSpreadController);
     }

@@ -677,7 +677,8 @@ pub async fn advanced_statefulset_start_ordinal_with_its_gate(cluster: &Cluster)
         cluster,
         "e2e-asts-start",
         "asts-start",
-        &["--statefulset-feature-gates=StatefulSetStartOrdinal=true"],
+        // Upstream's one list: the manager hands the gate on to the Advanced StatefulSet controller.
+        &["--feature-gates=StatefulSetStartOrdinal=true"],
     )
     .await?;
     let result = start_ordinal(&env).await;

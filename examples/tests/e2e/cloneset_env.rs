@@ -66,7 +66,11 @@ impl ManagerHandle {
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let cli = Cli::try_parse_from(args)?;
         let mut controllers = ControllerSet::new();
-        controllers.register(CloneSetController::new(cli.cloneset.config()));
+        controllers.register(CloneSetController::new(
+            cli.cloneset
+                .config(&cli.options.feature_gates)
+                .map_err(anyhow::Error::msg)?,
+        ));
         let (stop, stopped) = shutdown::channel();
         let task =
             tokio::spawn(Manager::new(cli.options, controllers).run(client.clone(), stopped));

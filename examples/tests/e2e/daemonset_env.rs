@@ -92,7 +92,11 @@ impl DaemonSetEnv {
             "--metrics-bind-address=127.0.0.1:0".into(),
         ])?;
         let mut controllers = ControllerSet::new();
-        controllers.register(DaemonSetController::new(cli.daemonset.config()));
+        controllers.register(DaemonSetController::new(
+            cli.daemonset
+                .config(&cli.options.feature_gates)
+                .map_err(anyhow::Error::msg)?,
+        ));
         let (stop, stopped) = shutdown::channel();
         let task =
             tokio::spawn(Manager::new(cli.options, controllers).run(manager_client, stopped));

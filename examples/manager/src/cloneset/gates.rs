@@ -19,6 +19,17 @@ use kruise_schedule::cloneset::Options;
 /// Upstream's name of [`CloneSetGates::pre_download_image`].
 pub const PRE_DOWNLOAD_IMAGE: &str = "PreDownloadImageForInPlaceUpdate";
 
+/// Every gate the CloneSet controller reads: the planner's and [`PRE_DOWNLOAD_IMAGE`].
+pub const GATE_NAMES: [&str; 7] = [
+    Options::GATE_NAMES[0],
+    Options::GATE_NAMES[1],
+    Options::GATE_NAMES[2],
+    Options::GATE_NAMES[3],
+    Options::GATE_NAMES[4],
+    Options::GATE_NAMES[5],
+    PRE_DOWNLOAD_IMAGE,
+];
+
 /// The CloneSet controller's gates. [`Default`] is upstream's default.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CloneSetGates {

@@ -53,6 +53,7 @@ use kube::ResourceExt;
 use self::context::Shared;
 use self::events::COMPONENT;
 use self::gates::CloneSetGates;
+use crate::options::FeatureGates;
 use crate::workload::controller::{WorkloadController, WorkloadState};
 
 use super::controllers::{ControllerContext, ControllerError, ControllerFuture, ManagedController};
@@ -108,9 +109,10 @@ pub struct CloneSetArgs {
     /// Upstream feature gates of the CloneSet controller, `Name=true|false,...`
     /// (`CloneSetPartitionRollback`, `PreparingUpdateAsUpdate`, `CloneSetShortHash`,
     /// `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
-    /// `RecreatePodWhenChangeVCTInCloneSetGate`, `PreDownloadImageForInPlaceUpdate`), all off by default.
-    #[arg(long, default_value = "", value_parser = parse_gates)]
-    pub cloneset_feature_gates: CloneSetGates,
+    /// `RecreatePodWhenChangeVCTInCloneSetGate`, `PreDownloadImageForInPlaceUpdate`), all off by default
+    /// but `InPlaceUpdateEnvFromMetadata`. `--feature-gates` takes them too; these settings win.
+    #[arg(long, default_value = "", value_parser = checked_gates)]
+    pub cloneset_feature_gates: String,
 }
 
 fn parse_gates(text: &str) -> Result<CloneSetGates, String> {
@@ -118,20 +120,30 @@ fn parse_gates(text: &str) -> Result<CloneSetGates, String> {
         .map_err(|error: gates::GateError| error.to_string())
 }
 
+fn checked_gates(text: &str) -> Result<String, String> {
+    parse_gates(text).map(|_| text.to_owned())
+}
+
 impl CloneSetArgs {
-    /// The controller configuration these flags describe.
-    #[must_use]
-    pub fn config(&self) -> CloneSetConfig {
-        let mut options = self.cloneset_feature_gates.options.clone();
+    /// The controller configuration these flags describe, with the CloneSet gates of the manager's
+    /// `--feature-gates` (`manager_gates`) under this controller's own.
+    ///
+    /// # Errors
+    /// `--cloneset-feature-gates` does not parse (only when these arguments were not made by clap, which
+    /// checks it).
+    pub fn config(&self, manager_gates: &FeatureGates) -> Result<CloneSetConfig, String> {
+        let gates =
+            parse_gates(&manager_gates.list_for(&gates::GATE_NAMES, &self.cloneset_feature_gates))?;
+        let mut options = gates.options;
         options.exclude_preparing_delete |= self.cloneset_scaling_exclude_preparing_delete;
         options.max_creations_per_plan = self.cloneset_max_creations_per_reconcile;
-        CloneSetConfig {
+        Ok(CloneSetConfig {
             namespace: self.cloneset_namespace.clone(),
             options,
-            pre_download_image: self.cloneset_feature_gates.pre_download_image,
+            pre_download_image: gates.pre_download_image,
             workers: self.cloneset_workers.max(1),
-            pod_unavailable_budget_update: false,
-        }
+            pod_unavailable_budget_update: manager_gates.pod_unavailable_budget_update,
+        })
     }
 }
 
@@ -239,9 +251,11 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_flag_reaches_the_config() {
+    fn the_gate_flags_reach_the_config() {
         #[derive(clap::Parser)]
         struct Cli {
+            #[arg(long, value_parser = crate::options::parse_feature_gates, default_value = "")]
+            feature_gates: FeatureGates,
             #[command(flatten)]
             cloneset: CloneSetArgs,
         }
@@ -249,7 +263,8 @@ mod tests {
             <Cli as clap::Parser>::try_parse_from(
                 std::iter::once("kruise-manager").chain(args.iter().copied()),
             )
-            .map(|cli| cli.cloneset.config())
+            .map_err(|error| error.to_string())
+            .and_then(|cli| cli.cloneset.config(&cli.feature_gates))
         };
         let default = parse(&[]).unwrap();
         assert!(!default.pre_download_image, "off by default, as upstream");
@@ -259,6 +274,25 @@ mod tests {
         .unwrap();
         assert!(on.pre_download_image && on.options.short_hash);
         assert!(parse(&["--cloneset-feature-gates=Nope=true"]).is_err());
+
+        // Upstream's one list reaches the CloneSet controller; its own flag wins.
+        let shared = parse(&[
+            "--feature-gates=CloneSetShortHash=true,PreDownloadImageForInPlaceUpdate=true,\
+             PodUnavailableBudgetUpdateGate=true,StatefulSetStartOrdinal=true",
+        ])
+        .unwrap();
+        assert!(shared.options.short_hash && shared.pre_download_image);
+        assert!(shared.pod_unavailable_budget_update);
+        let overridden = parse(&[
+            "--feature-gates=CloneSetShortHash=true",
+            "--cloneset-feature-gates=CloneSetShortHash=false",
+        ])
+        .unwrap();
+        assert!(
+            !overridden.options.short_hash,
+            "the controller's own flag wins"
+        );
+
         assert_eq!(
             default.options.max_creations_per_plan,
             DEFAULT_MAX_CREATIONS_PER_PLAN

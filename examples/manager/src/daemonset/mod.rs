@@ -53,6 +53,7 @@ use kube::ResourceExt;
 
 use self::context::Shared;
 use self::events::COMPONENT;
+use crate::options::FeatureGates as ManagerGates;
 use crate::workload::controller::{WorkloadController, WorkloadState};
 use crate::workload::owner::expectation_key;
 
@@ -93,8 +94,9 @@ pub struct DaemonSetArgs {
     pub daemonset_namespace: Option<String>,
     /// Upstream in-place update gates of the Advanced DaemonSet controller, `Name=true|false,...`
     /// (`InPlaceUpdateEnvFromMetadata` (default true), `InPlaceWorkloadVerticalScaling`).
-    #[arg(long, default_value = "", value_parser = parse_gates)]
-    pub daemonset_feature_gates: FeatureGates,
+    /// `--feature-gates` takes them too; these settings win.
+    #[arg(long, default_value = "", value_parser = checked_gates)]
+    pub daemonset_feature_gates: String,
 }
 
 fn parse_gates(text: &str) -> Result<FeatureGates, String> {
@@ -105,15 +107,23 @@ fn parse_gates(text: &str) -> Result<FeatureGates, String> {
     Ok(gates)
 }
 
+fn checked_gates(text: &str) -> Result<String, String> {
+    parse_gates(text).map(|_| text.to_owned())
+}
+
 impl DaemonSetArgs {
-    /// The controller configuration these flags describe.
-    #[must_use]
-    pub fn config(&self) -> DaemonSetConfig {
-        DaemonSetConfig {
+    /// The controller configuration these flags describe, with the in-place gates of the manager's
+    /// `--feature-gates` (`manager_gates`) under this controller's own.
+    ///
+    /// # Errors
+    /// `--daemonset-feature-gates` does not parse (only when these arguments were not made by clap).
+    pub fn config(&self, manager_gates: &ManagerGates) -> Result<DaemonSetConfig, String> {
+        let list = manager_gates.list_for(&FeatureGates::NAMES, &self.daemonset_feature_gates);
+        Ok(DaemonSetConfig {
             namespace: self.daemonset_namespace.clone(),
-            options: Options::default().with_in_place(self.daemonset_feature_gates),
+            options: Options::default().with_in_place(parse_gates(&list)?),
             workers: self.daemonset_workers.max(1),
-        }
+        })
     }
 }
 
@@ -223,6 +233,8 @@ mod tests {
     fn the_flags_reach_the_config() {
         #[derive(clap::Parser)]
         struct Cli {
+            #[arg(long, value_parser = crate::options::parse_feature_gates, default_value = "")]
+            feature_gates: crate::options::FeatureGates,
             #[command(flatten)]
             daemonset: DaemonSetArgs,
         }
@@ -230,7 +242,8 @@ mod tests {
             <Cli as clap::Parser>::try_parse_from(
                 std::iter::once("kruise-manager").chain(args.iter().copied()),
             )
-            .map(|cli| cli.daemonset.config())
+            .map_err(|error| error.to_string())
+            .and_then(|cli| cli.daemonset.config(&cli.feature_gates))
         };
         let default = parse(&[]).unwrap();
         assert_eq!(default.workers, 3);
@@ -250,5 +263,17 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(error.contains("NoSuchGate"), "{error}");
+        // Upstream's one list reaches this controller too; its own flag wins.
+        let set = parse(&["--feature-gates=InPlaceWorkloadVerticalScaling=true"]).unwrap();
+        assert!(set.options.in_place.in_place_workload_vertical_scaling);
+        let set = parse(&[
+            "--feature-gates=InPlaceWorkloadVerticalScaling=true",
+            "--daemonset-feature-gates=InPlaceWorkloadVerticalScaling=false",
+        ])
+        .unwrap();
+        assert!(
+            !set.options.in_place.in_place_workload_vertical_scaling,
+            "the controller's own flag wins"
+        );
     }
 }

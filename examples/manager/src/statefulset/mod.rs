@@ -39,6 +39,8 @@ use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1beta1::StatefulSet;
 use kruise_schedule::statefulset::Options;
+
+use crate::options::FeatureGates;
 use kube::ResourceExt;
 
 use self::context::Shared;
@@ -84,8 +86,9 @@ pub struct StatefulSetArgs {
     /// `PreparingUpdateAsUpdate` off, `InPlaceUpdateEnvFromMetadata`, `InPlaceWorkloadVerticalScaling`,
     /// `RecreatePodWhenChangeVCTInCloneSetGate`).
     /// `StatefulSetAutoResizePVCGate` (off) expands claims with `volumeClaimUpdateStrategy: OnPodRollingUpdate`.
-    #[arg(long, default_value = "", value_parser = parse_gates)]
-    pub statefulset_feature_gates: Options,
+    /// `--feature-gates` takes them too; these settings win.
+    #[arg(long, default_value = "", value_parser = checked_gates)]
+    pub statefulset_feature_gates: String,
 }
 
 fn parse_gates(text: &str) -> Result<Options, String> {
@@ -94,15 +97,23 @@ fn parse_gates(text: &str) -> Result<Options, String> {
         .map_err(|error| error.to_string())
 }
 
+fn checked_gates(text: &str) -> Result<String, String> {
+    parse_gates(text).map(|_| text.to_owned())
+}
+
 impl StatefulSetArgs {
-    /// The controller configuration these flags describe.
-    #[must_use]
-    pub fn config(&self) -> StatefulSetConfig {
-        StatefulSetConfig {
+    /// The controller configuration these flags describe, with the Advanced StatefulSet gates of the
+    /// manager's `--feature-gates` (`manager_gates`) under this controller's own.
+    ///
+    /// # Errors
+    /// `--statefulset-feature-gates` does not parse (only when these arguments were not made by clap).
+    pub fn config(&self, manager_gates: &FeatureGates) -> Result<StatefulSetConfig, String> {
+        let list = manager_gates.list_for(&Options::GATE_NAMES, &self.statefulset_feature_gates);
+        Ok(StatefulSetConfig {
             namespace: self.statefulset_namespace.clone(),
-            options: self.statefulset_feature_gates.clone(),
+            options: parse_gates(&list)?,
             workers: self.statefulset_workers.max(1),
-        }
+        })
     }
 }
 
@@ -178,6 +189,8 @@ mod tests {
     fn the_gate_flag_reaches_the_config() {
         #[derive(clap::Parser)]
         struct Cli {
+            #[arg(long, value_parser = crate::options::parse_feature_gates, default_value = "")]
+            feature_gates: crate::options::FeatureGates,
             #[command(flatten)]
             statefulset: StatefulSetArgs,
         }
@@ -185,7 +198,8 @@ mod tests {
             <Cli as clap::Parser>::try_parse_from(
                 std::iter::once("kruise-manager").chain(args.iter().copied()),
             )
-            .map(|cli| cli.statefulset.config())
+            .map_err(|error| error.to_string())
+            .and_then(|cli| cli.statefulset.config(&cli.feature_gates))
         };
         let default = parse(&[]).unwrap();
         assert_eq!(default.options, Options::default());
@@ -204,5 +218,14 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(error.contains("Nope"), "{error}");
+        // Upstream's one list reaches this controller too; its own flag wins.
+        let set = parse(&["--feature-gates=StatefulSetStartOrdinal=true"]).unwrap();
+        assert!(set.options.start_ordinal);
+        let set = parse(&[
+            "--feature-gates=StatefulSetStartOrdinal=true",
+            "--statefulset-feature-gates=StatefulSetStartOrdinal=false",
+        ])
+        .unwrap();
+        assert!(!set.options.start_ordinal, "the controller's own flag wins");
     }
 }
