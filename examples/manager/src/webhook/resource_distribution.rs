@@ -45,9 +45,8 @@ use std::collections::BTreeMap;
 
 use axum::Router;
 use axum::routing::post;
-use k8s_openapi::api::admissionregistration::v1::{RuleWithOperations, ValidatingWebhook};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhook;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps::v1alpha1::ResourceDistribution;
 use kruise_runtime::Informer;
 use kruise_schedule::resource_distribution::copy::CopyMeta;
@@ -63,7 +62,7 @@ use kube::{Client, Resource};
 use serde_json::Value;
 
 use super::admission::{answer, parse_request, refuse};
-use super::configuration::{WebhookOptions, client_config};
+use super::configuration::WebhookOptions;
 use super::review_body::ReviewBody;
 use super::server::respond;
 
@@ -316,29 +315,13 @@ pub fn resource_distribution_webhook(
     options: &WebhookOptions,
     ca_bundle: &[u8],
 ) -> ValidatingWebhook {
-    ValidatingWebhook {
-        name: RESOURCE_DISTRIBUTION_WEBHOOK_NAME.to_owned(),
-        admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
-        client_config: client_config(
-            &options.target,
-            ca_bundle,
-            VALIDATE_RESOURCE_DISTRIBUTION_PATH,
-        ),
-        failure_policy: Some(options.failure_policy.as_str().to_owned()),
-        match_policy: Some("Equivalent".to_owned()),
-        namespace_selector: None,
-        object_selector: Some(LabelSelector::default()),
-        rules: Some(vec![RuleWithOperations {
-            api_groups: Some(vec!["apps.kruise.io".to_owned()]),
-            api_versions: Some(vec!["v1alpha1".to_owned()]),
-            operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
-            resources: Some(vec!["resourcedistributions".to_owned()]),
-            scope: Some("Cluster".to_owned()),
-        }]),
-        side_effects: "None".to_owned(),
-        timeout_seconds: Some(options.timeout_seconds),
-        match_conditions: None,
-    }
+    super::validating_configuration::cluster_kind_webhook(
+        RESOURCE_DISTRIBUTION_WEBHOOK_NAME,
+        VALIDATE_RESOURCE_DISTRIBUTION_PATH,
+        ("v1alpha1", "resourcedistributions"),
+        options,
+        ca_bundle,
+    )
 }
 
 #[cfg(test)]

@@ -60,25 +60,13 @@ pub fn validating_webhook_configuration(
             ..ObjectMeta::default()
         },
         webhooks: Some(
-            vec![ValidatingWebhook {
-                name: SIDECARSET_WEBHOOK_NAME.to_owned(),
-                admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
-                client_config: client_config(&options.target, ca_bundle, VALIDATE_SIDECARSET_PATH),
-                failure_policy: Some(options.failure_policy.as_str().to_owned()),
-                match_policy: Some("Equivalent".to_owned()),
-                namespace_selector: None,
-                object_selector: Some(LabelSelector::default()),
-                rules: Some(vec![RuleWithOperations {
-                    api_groups: Some(vec!["apps.kruise.io".to_owned()]),
-                    api_versions: Some(vec!["v1beta1".to_owned()]),
-                    operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
-                    resources: Some(vec!["sidecarsets".to_owned()]),
-                    scope: Some("Cluster".to_owned()),
-                }]),
-                side_effects: "None".to_owned(),
-                timeout_seconds: Some(options.timeout_seconds),
-                match_conditions: None,
-            }]
+            [cluster_kind_webhook(
+                SIDECARSET_WEBHOOK_NAME,
+                VALIDATE_SIDECARSET_PATH,
+                ("v1beta1", "sidecarsets"),
+                options,
+                ca_bundle,
+            )]
             .into_iter()
             .chain(super::workload_configuration::validating_webhooks(
                 options, ca_bundle,
@@ -99,6 +87,38 @@ pub fn validating_webhook_configuration(
             }))
             .collect(),
         ),
+    }
+}
+
+/// The entry `name` that sends CREATE and UPDATE of one cluster-scoped `apps.kruise.io` resource
+/// (`(version, resource)`) to `path` (`matchPolicy: Equivalent`: the other served version arrives
+/// converted).
+#[must_use]
+pub fn cluster_kind_webhook(
+    name: &str,
+    path: &str,
+    (version, resource): (&str, &str),
+    options: &WebhookOptions,
+    ca_bundle: &[u8],
+) -> ValidatingWebhook {
+    ValidatingWebhook {
+        name: name.to_owned(),
+        admission_review_versions: vec!["v1".to_owned(), "v1beta1".to_owned()],
+        client_config: client_config(&options.target, ca_bundle, path),
+        failure_policy: Some(options.failure_policy.as_str().to_owned()),
+        match_policy: Some("Equivalent".to_owned()),
+        namespace_selector: None,
+        object_selector: Some(LabelSelector::default()),
+        rules: Some(vec![RuleWithOperations {
+            api_groups: Some(vec!["apps.kruise.io".to_owned()]),
+            api_versions: Some(vec![version.to_owned()]),
+            operations: Some(vec!["CREATE".to_owned(), "UPDATE".to_owned()]),
+            resources: Some(vec![resource.to_owned()]),
+            scope: Some("Cluster".to_owned()),
+        }]),
+        side_effects: "None".to_owned(),
+        timeout_seconds: Some(options.timeout_seconds),
+        match_conditions: None,
     }
 }
 
