@@ -13,6 +13,7 @@ use crate::completion::CompletionArgs;
 use crate::crds::CrdsArgs;
 use crate::cron::CronArgs;
 use crate::inplace::InplaceCommand;
+use crate::live::verbs::{ScaledownArgs, SetImageArgs};
 use crate::rollout::RolloutCommand;
 use crate::sidecar::SidecarCommand;
 
@@ -52,9 +53,23 @@ enum Command {
     /// CloneSets on a cluster (uses KUBECONFIG): `watch` follows a rollout.
     #[command(subcommand)]
     Cloneset(ClonesetCommand),
+    /// Change a workload on the cluster: `set image KIND/NAME CONTAINER=IMAGE...`.
+    #[command(subcommand)]
+    Set(SetCommand),
+    /// Delete chosen pods of a CloneSet on the cluster and scale it down by them: `scaledown cloneset/NAME
+    /// --pods a,b`.
+    Scaledown(ScaledownArgs),
     /// Print a shell completion script: `source <(kruise completion bash)`, `kruise completion zsh >
     /// "${fpath[1]}/_kruise"`, `kruise completion fish | source`.
     Completion(CompletionArgs),
+}
+
+/// Subcommands of `kruise set`.
+#[derive(Subcommand)]
+enum SetCommand {
+    /// New images for the pod template's containers of a CloneSet, Advanced StatefulSet or Advanced
+    /// DaemonSet (`*=IMAGE` for all).
+    Image(SetImageArgs),
 }
 
 /// The name the program was started by: `kubectl kruise` for the plugin binary, else `kruise`.
@@ -104,6 +119,8 @@ pub fn main() -> ExitCode {
             crate::sidecar::run(command, k8s_openapi::jiff::Timestamp::now(), &mut stdout)
         }
         Command::Cloneset(command) => crate::cloneset::run(command, &mut stdout),
+        Command::Set(SetCommand::Image(args)) => crate::live::verbs::set_image(args, &mut stdout),
+        Command::Scaledown(args) => crate::live::verbs::scaledown(args, &mut stdout),
         Command::Completion(args) => crate::completion::run(args, &mut command(name), &mut stdout),
     };
     match result {

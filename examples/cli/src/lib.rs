@@ -10,6 +10,7 @@ pub mod crds;
 pub mod cron;
 pub mod inplace;
 pub mod input;
+pub mod live;
 pub mod output;
 pub mod rollout;
 pub mod sidecar;

@@ -37,6 +37,7 @@ mod daemon_restart;
 mod daemonset_env;
 mod deletion_protection;
 mod identities;
+mod kruise_live_verbs;
 mod image_pull;
 mod jobs;
 mod leader;
@@ -156,6 +157,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
         Box::pin(cloneset_rollout::cloneset_rollout_survives_manager_restart(
             c,
         ))
+    }),
+    ("kruise_live_verbs_change_workloads", |c| {
+        Box::pin(kruise_live_verbs::kruise_live_verbs_change_workloads(c))
     }),
     ("cluster_examples_run_against_the_api_server", |c| {
         Box::pin(cluster_examples::cluster_examples_run_against_the_api_server(c))

@@ -156,12 +156,12 @@ async fn scenario(client: &Client, metrics_port: u16) -> Result<()> {
         metrics.contains("kruise_manager_webhook_requests_total{code=\"200\"}"),
         "webhook metrics missing"
     );
-    // The same under the Go manager's names, by webhook path, and the process metrics.
+    // The same under the Go manager's names, by webhook path, and the process metrics. (The
+    // controllers' series appear once the leader starts its controllers, which this scenario does not
+    // wait for; the unit tests of `kruise_runtime::metrics` cover them.)
     for expected in [
         "controller_runtime_webhook_requests_total{webhook=\"/mutate-pod\",code=\"200\"}",
         "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate-pod\"}",
-        "controller_runtime_reconcile_total{controller=",
-        "workqueue_depth{name=",
         "leader_election_master_status{name=\"kruise-manager\"}",
         "process_resident_memory_bytes ",
         "process_cpu_seconds_total ",

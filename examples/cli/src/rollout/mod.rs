@@ -86,6 +86,11 @@ pub enum RolloutCommand {
     /// Print what the workload's controller would do next (CloneSet, Advanced StatefulSet, Advanced
     /// DaemonSet, SidecarSet): each action with its rule, the counts, the status.
     Plan(PlanArgs),
+    /// Pause a workload's rollout on the cluster (`KIND/NAME`: cloneset, asts, ads): its controller stops
+    /// updating pods.
+    Pause(crate::live::verbs::PauseArgs),
+    /// Resume a paused rollout on the cluster.
+    Resume(crate::live::verbs::PauseArgs),
 }
 
 /// Runs a `kruise rollout` subcommand at `now` (used when `--now` is not given).
@@ -95,6 +100,8 @@ pub enum RolloutCommand {
 pub fn run(command: &RolloutCommand, now: Timestamp, out: &mut impl Write) -> Result<(), CliError> {
     match command {
         RolloutCommand::Plan(args) => plan_command(args, now, out),
+        RolloutCommand::Pause(args) => crate::live::verbs::pause(args, true, out),
+        RolloutCommand::Resume(args) => crate::live::verbs::pause(args, false, out),
     }
 }
 
