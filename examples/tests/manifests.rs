@@ -31,7 +31,6 @@ use kruise_manager::webhook::validating_configuration::{
     VALIDATING_CONFIGURATION_NAME, validating_webhook_configuration,
 };
 use kruise_runtime::logging::LogFormat;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -60,9 +59,9 @@ fn objects() -> BTreeMap<String, Value> {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        for document in serde_yaml::Deserializer::from_str(&text) {
-            let value = Value::deserialize(document)
-                .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        for value in documents {
             let key = format!(
                 "{}/{}",
                 value["kind"].as_str().unwrap(),

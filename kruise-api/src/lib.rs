@@ -32,12 +32,12 @@
 //!     spec: {containers: [{name: nginx, image: "nginx:alpine"}]}
 //!   updateStrategy: {type: InPlaceIfPossible, partition: 3, maxUnavailable: "50%"}
 //! "#;
-//! let mut cloneset: v1alpha1::CloneSet = serde_yaml::from_str(yaml)?;
+//! let mut cloneset: v1alpha1::CloneSet = serde_saphyr::from_str(yaml)?;
 //! cloneset.apply_defaults();
 //! let hub = v1beta1::CloneSet::from(&cloneset);
 //! assert_eq!(hub.spec.replicas, Some(5));
 //! assert_eq!(v1alpha1::CloneSet::from(hub), cloneset);
-//! # Ok::<(), serde_yaml::Error>(())
+//! # Ok::<(), serde_saphyr::Error>(())
 //! ```
 
 // kube's `#[kube(printcolumn(...))]` repeats keys such as `type_` once per column by design.

@@ -128,7 +128,7 @@ fn read_file(path: &str) -> Result<String, Box<dyn Error>> {
 /// A pod template from YAML; `source` names it in errors.
 fn read_template(source: &str, text: &str) -> Result<PodTemplateSpec, Box<dyn Error>> {
     let template: PodTemplateSpec =
-        serde_yaml::from_str(text).map_err(|error| format!("{source}: {error}"))?;
+        serde_saphyr::from_str(text).map_err(|error| format!("{source}: {error}"))?;
     if template
         .spec
         .as_ref()

@@ -20,7 +20,6 @@ use std::process::ExitCode;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::{Timestamp, tz::TimeZone};
-use k8s_openapi::serde::Deserialize as _;
 use kruise_api::apps::{v1alpha1, v1beta1};
 use kruise_api::defaults::ApplyDefaults;
 use kruise_inplace::calculate::RevisionRef;
@@ -153,7 +152,7 @@ fn read_file(path: &str) -> Result<String, Box<dyn Error>> {
 /// it); `source` names it in errors.
 fn read_cloneset(source: &str, text: &str) -> Result<v1beta1::CloneSet, Box<dyn Error>> {
     let at = |message: String| format!("{source}: {message}");
-    let object: Value = serde_yaml::from_str(text).map_err(|e| at(e.to_string()))?;
+    let object: Value = serde_saphyr::from_str(text).map_err(|e| at(e.to_string()))?;
     let field = |name: &str| {
         let value = object.get(name).and_then(Value::as_str);
         value.unwrap_or_default().to_owned()
@@ -203,9 +202,11 @@ fn read_owned(source: &str, text: &str) -> Result<Owned, Box<dyn Error>> {
         pods: Vec::new(),
         revisions: Vec::new(),
     };
-    for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+    // Empty and `null` documents are skipped; `index` counts the others.
+    let objects: Vec<Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| format!("{source}: {e}"))?;
+    for (index, object) in objects.into_iter().enumerate() {
         let at = |message: String| format!("{source}: document {index}: {message}");
-        let object = Value::deserialize(document).map_err(|e| at(e.to_string()))?;
         match object
             .get("kind")
             .and_then(Value::as_str)

@@ -20,7 +20,6 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps::{v1alpha1, v1beta1};
 use kruise_api::defaults::ApplyDefaults;
 use kruise_sidecar::{InjectRequest, Options, SeededChance, inject_json};
-use serde::Deserialize;
 
 const SAMPLE_POD: &str = include_str!("../tests/fixtures/pod-nginx.yaml");
 const SAMPLE_SIDECARSET: &str = include_str!("../tests/fixtures/sidecarset-log.yaml");
@@ -131,7 +130,7 @@ fn read_file(path: &str) -> Result<String, Box<dyn Error>> {
 
 /// The one Pod of a YAML document; `source` names it in errors.
 fn read_pod(source: &str, text: &str) -> Result<Pod, Box<dyn Error>> {
-    let pod: Pod = serde_yaml::from_str(text).map_err(|error| format!("{source}: {error}"))?;
+    let pod: Pod = serde_saphyr::from_str(text).map_err(|error| format!("{source}: {error}"))?;
     if pod.metadata.name.is_none() {
         return Err(format!("{source}: metadata.name is missing").into());
     }
@@ -142,9 +141,11 @@ fn read_pod(source: &str, text: &str) -> Result<Pod, Box<dyn Error>> {
 /// cluster by the SidecarSet webhook); `source` names the stream in errors.
 fn read_sidecarsets(source: &str, text: &str) -> Result<Vec<v1beta1::SidecarSet>, Box<dyn Error>> {
     let mut sidecarsets = Vec::new();
-    for (index, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+    // Empty and `null` documents are skipped; `index` counts the others.
+    let objects: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| format!("{source}: {e}"))?;
+    for (index, object) in objects.into_iter().enumerate() {
         let at = |message: String| format!("{source}: document {index}: {message}");
-        let object = serde_json::Value::deserialize(document).map_err(|e| at(e.to_string()))?;
         let field = |name: &str| object.get(name).and_then(serde_json::Value::as_str);
         let api_version = field("apiVersion").unwrap_or_default().to_owned();
         let kind = field("kind").unwrap_or_default().to_owned();

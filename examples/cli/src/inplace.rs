@@ -125,7 +125,7 @@ pub fn diff(
 }
 
 fn write_text(spec: &UpdateSpec, out: &mut impl Write) -> Result<(), CliError> {
-    let yaml = serde_yaml::to_string(spec).map_err(std::io::Error::other)?;
+    let yaml = serde_saphyr::to_string(spec).map_err(std::io::Error::other)?;
     out.write_all(yaml.as_bytes())?;
     if let Some(patch) = &spec.meta_data_patch {
         writeln!(
@@ -272,7 +272,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             text,
-            "revision: r-2\ncontainerRefMetadata:\n  c:\n    creationTimestamp: null\n    labels:\n      v: '2'\nmetaDataPatch: eyJtZXRhZGF0YSI6eyJsYWJlbHMiOnsiZXh0cmEiOiJ5In19fQ==\nupdateEnvFromMetadata: true\n# metaDataPatch (decoded): {\"metadata\":{\"labels\":{\"extra\":\"y\"}}}\n"
+            "revision: r-2\ncontainerRefMetadata:\n  c:\n    creationTimestamp: null\n    labels:\n      v: \"2\"\nmetaDataPatch: eyJtZXRhZGF0YSI6eyJsYWJlbHMiOnsiZXh0cmEiOiJ5In19fQ==\nupdateEnvFromMetadata: true\n# metaDataPatch (decoded): {\"metadata\":{\"labels\":{\"extra\":\"y\"}}}\n"
         );
         // With the gate off the label is only metadata.
         let (out, _) = run_diff(&DiffArgs {

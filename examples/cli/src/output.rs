@@ -29,7 +29,7 @@ pub fn write_objects<T: Serialize>(
                 if index > 0 {
                     writeln!(out, "---")?;
                 }
-                let text = serde_yaml::to_string(object).map_err(std::io::Error::other)?;
+                let text = serde_saphyr::to_string(object).map_err(std::io::Error::other)?;
                 out.write_all(text.as_bytes())?;
             }
         }

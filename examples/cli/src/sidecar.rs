@@ -258,7 +258,7 @@ pub fn inject(args: &InjectArgs, now: Timestamp, out: &mut impl Write) -> Result
         .map_err(|error| CliError::Invalid(error.to_string()))?;
     match args.output {
         InjectFormat::Yaml => {
-            let text = serde_yaml::to_string(&injection.pod).map_err(std::io::Error::other)?;
+            let text = serde_saphyr::to_string(&injection.pod).map_err(std::io::Error::other)?;
             out.write_all(text.as_bytes())?;
         }
         InjectFormat::Json => {

@@ -78,7 +78,7 @@ fn inject_the_seed_sidecarset() {
         &std::fs::read_to_string(&set).unwrap(),
     );
     assert_eq!(code, 0, "{err}");
-    let pod: serde_json::Value = serde_yaml::from_str(&out).unwrap();
+    let pod: serde_json::Value = serde_saphyr::from_str(&out).unwrap();
     assert_eq!(pod["spec"]["containers"][0]["name"], "sidecar1");
 }
 

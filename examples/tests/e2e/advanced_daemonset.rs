@@ -39,7 +39,7 @@ pub async fn advanced_daemonset_runs_the_demo_on_every_node(cluster: &Cluster) -
 }
 
 async fn demo(env: &DaemonSetEnv) -> Result<()> {
-    let mut object: Value = serde_yaml::from_str(DEMO)?;
+    let mut object: Value = serde_saphyr::from_str(DEMO)?;
     env.confine(&mut object);
     let daemonset: v1alpha1::DaemonSet = serde_json::from_value(object)?;
     let alpha: Api<v1alpha1::DaemonSet> = Api::namespaced(env.client.clone(), &env.namespace);

@@ -46,7 +46,7 @@ const WEB_V3: &str = include_str!("fixtures/advanced-sts-web-v3.yaml");
 const WEB: [&str; 5] = ["web-0", "web-1", "web-2", "web-3", "web-4"];
 
 fn fixture(text: &str) -> Result<Value> {
-    Ok(serde_yaml::from_str(text)?)
+    Ok(serde_saphyr::from_str(text)?)
 }
 
 /// The pod template's readiness gate an in-place update needs, and in-place updates under `Parallel`

@@ -14,7 +14,6 @@ use kube::api::{
 };
 use kube::discovery::pinned_kind;
 use kube::{Api, Client};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::support::{Cluster, ensure_namespace, wait_for};
@@ -99,9 +98,9 @@ fn fixtures() -> Result<Vec<(String, Value)>> {
         .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
     {
         let text = std::fs::read_to_string(path)?;
-        for (number, document) in serde_yaml::Deserializer::from_str(&text).enumerate() {
-            let value =
-                Value::deserialize(document).with_context(|| format!("{}", path.display()))?;
+        let documents: Vec<Value> =
+            serde_saphyr::from_multiple(&text).with_context(|| format!("{}", path.display()))?;
+        for (number, value) in documents.into_iter().enumerate() {
             if value.is_object() {
                 let name = path
                     .file_name()
@@ -132,8 +131,7 @@ async fn apply_crds(
     let text = String::from_utf8(output.stdout)?;
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut crds = BTreeMap::new();
-    for document in serde_yaml::Deserializer::from_str(&text) {
-        let value = Value::deserialize(document)?;
+    for value in serde_saphyr::from_multiple::<Value>(&text)? {
         let crd: CustomResourceDefinition = serde_json::from_value(value.clone())?;
         let name = crd.metadata.name.clone().unwrap_or_default();
         api.patch(
@@ -343,8 +341,7 @@ async fn manifests_are_accepted(client: &Client) -> Result<()> {
     let mut count = 0;
     // The manifests' namespaces exist for real (a dry-run Namespace does not hold the dry-run objects in it).
     let namespaces = std::fs::read_to_string(dir.join("namespace.yaml"))?;
-    for document in serde_yaml::Deserializer::from_str(&namespaces) {
-        let value = Value::deserialize(document)?;
+    for value in serde_saphyr::from_multiple::<Value>(&namespaces)? {
         if value["kind"] == "Namespace"
             && let Some(name) = value["metadata"]["name"].as_str()
         {
@@ -360,8 +357,7 @@ async fn manifests_are_accepted(client: &Client) -> Result<()> {
         .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
     {
         let text = std::fs::read_to_string(path)?;
-        for document in serde_yaml::Deserializer::from_str(&text) {
-            let value = Value::deserialize(document)?;
+        for value in serde_saphyr::from_multiple::<Value>(&text)? {
             let (group, version) = match value["apiVersion"]
                 .as_str()
                 .unwrap_or_default()

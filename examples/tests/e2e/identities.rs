@@ -22,7 +22,6 @@ use kube::api::{Patch, PatchParams};
 use kube::config::Kubeconfig;
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Api, Client};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::support::{Cluster, ensure_namespace, wait_for};
@@ -167,12 +166,8 @@ fn manifest_objects(file: &str) -> Result<Vec<Value>> {
         .join(file);
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    serde_yaml::Deserializer::from_str(&text)
-        .map(|document| {
-            Value::deserialize(document).with_context(|| format!("parsing {}", path.display()))
-        })
-        .filter(|object| !matches!(object, Ok(Value::Null)))
-        .collect()
+    // Empty and `null` documents are skipped.
+    serde_saphyr::from_multiple(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// Points the ServiceAccount subjects of a binding at `namespace`.
@@ -246,7 +241,7 @@ async fn kubeconfig_for(cluster: &Cluster, namespace: &str, name: &str) -> Resul
     let path = cluster
         .kubeconfig
         .with_file_name(format!("kubeconfig-{namespace}-{name}"));
-    std::fs::write(&path, serde_yaml::to_string(&config)?)
+    std::fs::write(&path, serde_saphyr::to_string(&config)?)
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }

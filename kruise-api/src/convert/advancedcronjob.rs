@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn broadcast_job_template_and_schedule_fields_map_to_themselves() {
-        let alpha: v1alpha1::AdvancedCronJob = serde_yaml::from_str(
+        let alpha: v1alpha1::AdvancedCronJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: AdvancedCronJob
@@ -142,7 +142,7 @@ status:
 
     #[test]
     fn job_template_maps_to_itself() {
-        let alpha: v1alpha1::AdvancedCronJob = serde_yaml::from_str(
+        let alpha: v1alpha1::AdvancedCronJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: AdvancedCronJob
@@ -170,7 +170,7 @@ spec:
     /// `template.imageListPullJobTemplate` is v1beta1-only; v1alpha1 cannot hold it.
     #[test]
     fn image_list_pull_job_template_is_dropped_in_v1alpha1() {
-        let beta: v1beta1::AdvancedCronJob = serde_yaml::from_str(
+        let beta: v1beta1::AdvancedCronJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: AdvancedCronJob

@@ -82,7 +82,7 @@ status:
 
     #[test]
     fn every_field_maps_to_itself() {
-        let alpha: v1alpha1::BroadcastJob = serde_yaml::from_str(FULL).unwrap();
+        let alpha: v1alpha1::BroadcastJob = serde_saphyr::from_str(FULL).unwrap();
         let beta = v1beta1::BroadcastJob::from(&alpha);
         assert!(
             beta.metadata
@@ -101,7 +101,7 @@ status:
     #[test]
     fn native_v1beta1_converts_down_unchanged() {
         let beta: v1beta1::BroadcastJob =
-            serde_yaml::from_str(&FULL.replace("v1alpha1", "v1beta1")).unwrap();
+            serde_saphyr::from_str(&FULL.replace("v1alpha1", "v1beta1")).unwrap();
         let alpha = v1alpha1::BroadcastJob::from(&beta);
         assert_eq!(alpha.spec.failure_policy.restart_limit, 3);
         assert_eq!(

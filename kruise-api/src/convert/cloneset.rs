@@ -259,7 +259,7 @@ mod tests {
     use crate::convert::STASH_ANNOTATION;
 
     fn alpha(yaml: &str) -> v1alpha1::CloneSet {
-        serde_yaml::from_str(yaml).unwrap()
+        serde_saphyr::from_str(yaml).unwrap()
     }
 
     const BASE: &str = "
@@ -526,7 +526,7 @@ spec:
 
     #[test]
     fn native_v1beta1_fields_stay_fields() {
-        let beta: v1beta1::CloneSet = serde_yaml::from_str(
+        let beta: v1beta1::CloneSet = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: CloneSet

@@ -180,7 +180,7 @@ status:
 ";
 
     fn with_annotations(pairs: &[(&str, &str)]) -> v1alpha1::ContainerRecreateRequest {
-        let mut crr: v1alpha1::ContainerRecreateRequest = serde_yaml::from_str(BASE).unwrap();
+        let mut crr: v1alpha1::ContainerRecreateRequest = serde_saphyr::from_str(BASE).unwrap();
         crr.metadata.annotations = Some(
             pairs
                 .iter()
@@ -270,7 +270,7 @@ status:
 
     #[test]
     fn v1beta1_status_becomes_annotations() {
-        let beta: v1beta1::ContainerRecreateRequest = serde_yaml::from_str(&format!(
+        let beta: v1beta1::ContainerRecreateRequest = serde_saphyr::from_str(&format!(
             "{}  conditions:
   - {{type: PreRecreateGrace, status: 'True', reason: PreRecreateGrace, message: '', lastTransitionTime: '2024-05-01T10:00:00Z'}}
   - {{type: Other, status: 'True', reason: X, message: '', lastTransitionTime: '2024-05-01T11:00:00Z'}}
@@ -316,7 +316,7 @@ status:
 
     #[test]
     fn spec_is_copied() {
-        let alpha: v1alpha1::ContainerRecreateRequest = serde_yaml::from_str(
+        let alpha: v1alpha1::ContainerRecreateRequest = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: ContainerRecreateRequest

@@ -178,7 +178,7 @@ spec:
 ";
 
     fn with(extra: &str) -> v1alpha1::DaemonSet {
-        serde_yaml::from_str(&format!("{BASE}{extra}")).unwrap()
+        serde_saphyr::from_str(&format!("{BASE}{extra}")).unwrap()
     }
 
     fn stashed<K: kube::Resource>(object: &K) -> bool {

@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn image_pull_job_maps_to_itself() {
-        let alpha: v1alpha1::ImagePullJob = serde_yaml::from_str(
+        let alpha: v1alpha1::ImagePullJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
@@ -117,7 +117,7 @@ status:
 
     #[test]
     fn image_list_pull_job_maps_to_itself() {
-        let alpha: v1alpha1::ImageListPullJob = serde_yaml::from_str(
+        let alpha: v1alpha1::ImageListPullJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: ImageListPullJob

@@ -19,7 +19,7 @@
 //! ```
 //! use kruise_api::apps::{v1alpha1, v1beta1};
 //!
-//! let alpha: v1alpha1::CloneSet = serde_yaml::from_str(r#"
+//! let alpha: v1alpha1::CloneSet = serde_saphyr::from_str(r#"
 //! apiVersion: apps.kruise.io/v1alpha1
 //! kind: CloneSet
 //! metadata: {name: demo}

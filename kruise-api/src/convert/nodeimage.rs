@@ -108,7 +108,7 @@ status:
 
     #[test]
     fn every_field_maps_to_itself_and_mode_stays_empty() {
-        let alpha: v1alpha1::NodeImage = serde_yaml::from_str(NODE_IMAGE).unwrap();
+        let alpha: v1alpha1::NodeImage = serde_saphyr::from_str(NODE_IMAGE).unwrap();
         let beta = v1beta1::NodeImage::from(&alpha);
         assert!(
             beta.metadata
@@ -137,7 +137,7 @@ status:
     #[test]
     fn secret_mode_is_dropped_in_v1alpha1() {
         let mut beta: v1beta1::NodeImage =
-            serde_yaml::from_str(&NODE_IMAGE.replace("v1alpha1/", "v1beta1/")).unwrap();
+            serde_saphyr::from_str(&NODE_IMAGE.replace("v1alpha1/", "v1beta1/")).unwrap();
         for image in beta.spec.images.values_mut() {
             for secret in &mut image.pull_secrets {
                 secret.mode = crate::keys::image_pull::SECRET_MODE_BATCH.to_owned();

@@ -103,7 +103,7 @@ status:
 
     #[test]
     fn node_topology_keys_become_keys() {
-        let alpha: v1alpha1::PersistentPodState = serde_yaml::from_str(ALPHA).unwrap();
+        let alpha: v1alpha1::PersistentPodState = serde_saphyr::from_str(ALPHA).unwrap();
         let beta = v1beta1::PersistentPodState::from(&alpha);
         assert!(
             beta.metadata
@@ -136,7 +136,7 @@ status:
 
     #[test]
     fn keys_come_back_as_node_topology_keys() {
-        let beta: v1beta1::PersistentPodState = serde_yaml::from_str(
+        let beta: v1beta1::PersistentPodState = serde_saphyr::from_str(
             r#"
 apiVersion: apps.kruise.io/v1beta1
 kind: PersistentPodState
@@ -174,7 +174,7 @@ spec:
 
     #[test]
     fn unknown_retention_policies_are_kept() {
-        let mut alpha: v1alpha1::PersistentPodState = serde_yaml::from_str(ALPHA).unwrap();
+        let mut alpha: v1alpha1::PersistentPodState = serde_saphyr::from_str(ALPHA).unwrap();
         alpha.spec.persistent_pod_state_retention_policy = Some("Never".into());
         let beta = v1beta1::PersistentPodState::from(&alpha);
         assert_eq!(

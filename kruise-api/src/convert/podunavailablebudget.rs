@@ -157,7 +157,7 @@ mod tests {
     use v1beta1::PubOperation;
 
     fn with_annotations(pairs: &[(&str, &str)]) -> v1alpha1::PodUnavailableBudget {
-        let mut pub_: v1alpha1::PodUnavailableBudget = serde_yaml::from_str(
+        let mut pub_: v1alpha1::PodUnavailableBudget = serde_saphyr::from_str(
             "
 apiVersion: policy.kruise.io/v1alpha1
 kind: PodUnavailableBudget
@@ -253,7 +253,7 @@ status: {observedGeneration: 1, unavailableAllowed: 1, currentAvailable: 4, desi
 
     #[test]
     fn v1beta1_fields_become_annotations() {
-        let beta: v1beta1::PodUnavailableBudget = serde_yaml::from_str(
+        let beta: v1beta1::PodUnavailableBudget = serde_saphyr::from_str(
             "
 apiVersion: policy.kruise.io/v1beta1
 kind: PodUnavailableBudget
@@ -289,7 +289,7 @@ spec:
 
     #[test]
     fn target_ref_and_status_are_copied() {
-        let alpha: v1alpha1::PodUnavailableBudget = serde_yaml::from_str(
+        let alpha: v1alpha1::PodUnavailableBudget = serde_saphyr::from_str(
             "
 apiVersion: policy.kruise.io/v1alpha1
 kind: PodUnavailableBudget

@@ -135,7 +135,7 @@ status:
 
     #[test]
     fn namespace_label_selector_becomes_namespace_selector() {
-        let alpha: v1alpha1::ResourceDistribution = serde_yaml::from_str(ALPHA).unwrap();
+        let alpha: v1alpha1::ResourceDistribution = serde_saphyr::from_str(ALPHA).unwrap();
         let beta = round_trip(&alpha);
         let json = serde_json::to_value(&beta).unwrap();
         let targets = &json["spec"]["targets"];
@@ -152,7 +152,7 @@ status:
 
     #[test]
     fn failed_namespace_becomes_failed_namespaces() {
-        let alpha: v1alpha1::ResourceDistribution = serde_yaml::from_str(ALPHA).unwrap();
+        let alpha: v1alpha1::ResourceDistribution = serde_saphyr::from_str(ALPHA).unwrap();
         let beta = round_trip(&alpha);
         let json = serde_json::to_value(&beta).unwrap();
         let condition = &json["status"]["conditions"][0];
@@ -164,7 +164,7 @@ status:
 
     #[test]
     fn v1beta1_names_come_back_as_v1alpha1_names() {
-        let beta: v1beta1::ResourceDistribution = serde_yaml::from_str(
+        let beta: v1beta1::ResourceDistribution = serde_saphyr::from_str(
             r#"
 apiVersion: apps.kruise.io/v1beta1
 kind: ResourceDistribution

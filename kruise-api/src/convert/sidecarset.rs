@@ -150,7 +150,7 @@ spec:
 ";
 
     fn with(extra: &str) -> v1alpha1::SidecarSet {
-        serde_yaml::from_str(&format!("{BASE}{extra}")).unwrap()
+        serde_saphyr::from_str(&format!("{BASE}{extra}")).unwrap()
     }
 
     fn round_trip(alpha: &v1alpha1::SidecarSet) -> v1beta1::SidecarSet {
@@ -255,7 +255,7 @@ spec:
 
     #[test]
     fn v1beta1_custom_version_becomes_the_label() {
-        let beta: v1beta1::SidecarSet = serde_yaml::from_str(
+        let beta: v1beta1::SidecarSet = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: SidecarSet

@@ -134,7 +134,7 @@ status:
 ";
 
     fn alpha() -> v1alpha1::StatefulSet {
-        serde_yaml::from_str(ALPHA).unwrap()
+        serde_saphyr::from_str(ALPHA).unwrap()
     }
 
     #[test]

@@ -271,7 +271,7 @@ spec:
 ";
 
     fn with(extra: &str) -> v1alpha1::UnitedDeployment {
-        serde_yaml::from_str(&format!("{BASE}{extra}")).unwrap()
+        serde_saphyr::from_str(&format!("{BASE}{extra}")).unwrap()
     }
 
     fn stashed<K: kube::Resource>(object: &K) -> bool {
@@ -380,7 +380,7 @@ spec:
     #[test]
     fn adaptive_duration_names() {
         let mut head = with("");
-        head.spec.topology.schedule_strategy = serde_yaml::from_str(
+        head.spec.topology.schedule_strategy = serde_saphyr::from_str(
             "{type: Adaptive, adaptive: {rescheduleCriticalSeconds: 20, unschedulableDuration: 120, reserveUnschedulablePods: true}}",
         )
         .unwrap();
@@ -392,7 +392,7 @@ spec:
 
         let mut legacy = with("");
         legacy.spec.topology.schedule_strategy =
-            serde_yaml::from_str("{type: Adaptive, adaptive: {unschedulableLastSeconds: 60}}")
+            serde_saphyr::from_str("{type: Adaptive, adaptive: {unschedulableLastSeconds: 60}}")
                 .unwrap();
         let beta = round_trip(&legacy);
         assert_eq!(
@@ -412,7 +412,7 @@ spec:
         );
 
         let mut both = with("");
-        both.spec.topology.schedule_strategy = serde_yaml::from_str(
+        both.spec.topology.schedule_strategy = serde_saphyr::from_str(
             "{type: Adaptive, adaptive: {unschedulableLastSeconds: 60, unschedulableDuration: 90}}",
         )
         .unwrap();
@@ -509,7 +509,7 @@ spec:
 
     #[test]
     fn v1beta1_status_going_down() {
-        let beta: v1beta1::UnitedDeployment = serde_yaml::from_str(
+        let beta: v1beta1::UnitedDeployment = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: UnitedDeployment
@@ -531,7 +531,7 @@ status:
         assert_eq!(update.current_partitions, [("a".to_owned(), 1)].into());
         assert_eq!(status.subset_statuses.len(), 2, "entries are kept");
 
-        let empty: v1beta1::UnitedDeployment = serde_yaml::from_str(
+        let empty: v1beta1::UnitedDeployment = serde_saphyr::from_str(
             "{apiVersion: apps.kruise.io/v1beta1, kind: UnitedDeployment, metadata: {name: ud}, spec: {selector: {}}, status: {currentRevision: r1}}",
         )
         .unwrap();

@@ -237,7 +237,7 @@ status:
 "#;
 
     fn alpha() -> v1alpha1::WorkloadSpread {
-        serde_yaml::from_str(ALPHA).unwrap()
+        serde_saphyr::from_str(ALPHA).unwrap()
     }
 
     #[test]
@@ -303,7 +303,7 @@ status:
 
     #[test]
     fn v1beta1_conditions_lose_only_observed_generation() {
-        let beta: v1beta1::WorkloadSpread = serde_yaml::from_str(
+        let beta: v1beta1::WorkloadSpread = serde_saphyr::from_str(
             r#"
 apiVersion: apps.kruise.io/v1beta1
 kind: WorkloadSpread

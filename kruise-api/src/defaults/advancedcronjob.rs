@@ -100,7 +100,7 @@ spec:
 
     #[test]
     fn v1alpha1_defaults() {
-        let mut acj: v1alpha1::AdvancedCronJob = serde_yaml::from_str(BROADCAST).unwrap();
+        let mut acj: v1alpha1::AdvancedCronJob = serde_saphyr::from_str(BROADCAST).unwrap();
         acj.apply_defaults();
         let spec = &acj.spec;
         assert_eq!(
@@ -130,7 +130,7 @@ spec:
 
     #[test]
     fn job_template_pod_is_defaulted_and_set_fields_are_kept() {
-        let mut acj: v1alpha1::AdvancedCronJob = serde_yaml::from_str(
+        let mut acj: v1alpha1::AdvancedCronJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: AdvancedCronJob
@@ -173,7 +173,7 @@ spec:
 
     #[test]
     fn v1beta1_image_list_pull_job_template_defaults() {
-        let mut acj: v1beta1::AdvancedCronJob = serde_yaml::from_str(
+        let mut acj: v1beta1::AdvancedCronJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: AdvancedCronJob
@@ -221,7 +221,7 @@ spec:
 
     #[test]
     fn v1beta1_image_list_pull_job_template_with_a_completion_type_is_left_alone() {
-        let mut acj: v1beta1::AdvancedCronJob = serde_yaml::from_str(
+        let mut acj: v1beta1::AdvancedCronJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: AdvancedCronJob
@@ -259,7 +259,7 @@ spec:
 
     #[test]
     fn v1beta1_defaults_agree_with_converted_v1alpha1_defaults() {
-        let alpha: v1alpha1::AdvancedCronJob = serde_yaml::from_str(BROADCAST).unwrap();
+        let alpha: v1alpha1::AdvancedCronJob = serde_saphyr::from_str(BROADCAST).unwrap();
         let mut defaulted_then_converted = alpha.clone();
         defaulted_then_converted.apply_defaults();
         let defaulted_then_converted = v1beta1::AdvancedCronJob::from(defaulted_then_converted);

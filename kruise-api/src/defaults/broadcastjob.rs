@@ -73,7 +73,7 @@ spec:
 
     #[test]
     fn defaults_are_applied() {
-        let mut job: v1alpha1::BroadcastJob = serde_yaml::from_str(BCJ).unwrap();
+        let mut job: v1alpha1::BroadcastJob = serde_saphyr::from_str(BCJ).unwrap();
         job.apply_defaults();
         let spec = &job.spec;
         assert_eq!(
@@ -103,7 +103,7 @@ spec:
 
     #[test]
     fn set_fields_are_kept() {
-        let mut job: v1beta1::BroadcastJob = serde_yaml::from_str(&format!(
+        let mut job: v1beta1::BroadcastJob = serde_saphyr::from_str(&format!(
             "{}  parallelism: '50%'\n  completionPolicy: {{type: Never}}\n  failurePolicy: {{type: Pause, restartLimit: 2}}\n",
             BCJ.replace("v1alpha1", "v1beta1")
         ))
@@ -126,7 +126,7 @@ spec:
 
     #[test]
     fn v1beta1_defaults_agree_with_converted_v1alpha1_defaults() {
-        let alpha: v1alpha1::BroadcastJob = serde_yaml::from_str(BCJ).unwrap();
+        let alpha: v1alpha1::BroadcastJob = serde_saphyr::from_str(BCJ).unwrap();
         let mut defaulted_then_converted = alpha.clone();
         defaulted_then_converted.apply_defaults();
         let defaulted_then_converted = v1beta1::BroadcastJob::from(defaulted_then_converted);

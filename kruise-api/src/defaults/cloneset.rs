@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn v1alpha1_defaults() {
-        let mut cs: v1alpha1::CloneSet = serde_yaml::from_str(
+        let mut cs: v1alpha1::CloneSet = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: CloneSet
@@ -134,7 +134,7 @@ spec:
         cs.apply_defaults();
         assert_eq!(cs, before, "idempotent");
 
-        let mut recreate: v1alpha1::CloneSet = serde_yaml::from_str(
+        let mut recreate: v1alpha1::CloneSet = serde_saphyr::from_str(
             "{apiVersion: apps.kruise.io/v1alpha1, kind: CloneSet, metadata: {name: d}, spec: {selector: {}, template: {}}}",
         )
         .unwrap();
@@ -152,7 +152,7 @@ spec:
 
     #[test]
     fn v1beta1_defaults_agree_with_converted_v1alpha1_defaults() {
-        let alpha: v1alpha1::CloneSet = serde_yaml::from_str(
+        let alpha: v1alpha1::CloneSet = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: CloneSet

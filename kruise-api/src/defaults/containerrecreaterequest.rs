@@ -40,7 +40,7 @@ mod tests {
     use super::*;
 
     fn crr(strategy: &str) -> v1alpha1::ContainerRecreateRequest {
-        serde_yaml::from_str(&format!(
+        serde_saphyr::from_str(&format!(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: ContainerRecreateRequest

@@ -75,7 +75,7 @@ spec:
 ";
 
     fn alpha(extra: &str) -> v1alpha1::DaemonSet {
-        serde_yaml::from_str(&format!("{MINIMAL}{extra}")).unwrap()
+        serde_saphyr::from_str(&format!("{MINIMAL}{extra}")).unwrap()
     }
 
     fn rolling(ds: &v1alpha1::DaemonSet) -> &v1alpha1::RollingUpdateDaemonSet {

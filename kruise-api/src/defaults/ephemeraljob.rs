@@ -24,7 +24,7 @@ spec:
   template:
     ephemeralContainers: [{name: debugger, image: busybox, command: [sleep, '3600']}]
 ";
-        let ejob: v1alpha1::EphemeralJob = serde_yaml::from_str(yaml).unwrap();
+        let ejob: v1alpha1::EphemeralJob = serde_saphyr::from_str(yaml).unwrap();
         let mut defaulted = ejob.clone();
         defaulted.apply_defaults();
         assert_eq!(defaulted, ejob);

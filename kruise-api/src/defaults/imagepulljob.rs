@@ -112,7 +112,7 @@ spec:
 
     #[test]
     fn image_pull_job_defaults() {
-        let mut job: v1alpha1::ImagePullJob = serde_yaml::from_str(JOB).unwrap();
+        let mut job: v1alpha1::ImagePullJob = serde_saphyr::from_str(JOB).unwrap();
         job.apply_defaults();
         let template = &job.spec.template;
         assert_eq!(
@@ -143,7 +143,7 @@ spec:
 
     #[test]
     fn set_fields_are_kept() {
-        let mut job: v1beta1::ImagePullJob = serde_yaml::from_str(
+        let mut job: v1beta1::ImagePullJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: ImagePullJob
@@ -175,7 +175,7 @@ spec:
 
     #[test]
     fn image_list_pull_job_defaults() {
-        let mut job: v1alpha1::ImageListPullJob = serde_yaml::from_str(
+        let mut job: v1alpha1::ImageListPullJob = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: ImageListPullJob
@@ -203,7 +203,7 @@ spec:
         assert_eq!(job, before, "idempotent");
 
         let mut beta = v1beta1::ImageListPullJob::from(
-            serde_yaml::from_str::<v1alpha1::ImageListPullJob>(
+            serde_saphyr::from_str::<v1alpha1::ImageListPullJob>(
                 "{apiVersion: apps.kruise.io/v1alpha1, kind: ImageListPullJob, metadata: {name: j}, spec: {images: [a], completionPolicy: {}}}",
             )
             .unwrap(),

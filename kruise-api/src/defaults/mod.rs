@@ -9,7 +9,7 @@
 //! use kruise_api::apps::v1alpha1::CloneSet;
 //! use kruise_api::defaults::ApplyDefaults;
 //!
-//! let mut cs: CloneSet = serde_yaml::from_str(r#"
+//! let mut cs: CloneSet = serde_saphyr::from_str(r#"
 //! apiVersion: apps.kruise.io/v1alpha1
 //! kind: CloneSet
 //! metadata: {name: demo}

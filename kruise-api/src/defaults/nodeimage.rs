@@ -51,7 +51,7 @@ impl ApplyDefaults for v1beta1::NodeImage {
 /// use kruise_api::apps::v1beta1::NodeImage;
 /// use kruise_api::defaults::DefaultCreatedAt;
 ///
-/// let mut node_image: NodeImage = serde_yaml::from_str(r#"
+/// let mut node_image: NodeImage = serde_saphyr::from_str(r#"
 /// apiVersion: apps.kruise.io/v1beta1
 /// kind: NodeImage
 /// metadata: {name: node1}
@@ -111,7 +111,7 @@ spec:
 
     #[test]
     fn tag_pull_policies_are_defaulted() {
-        let mut node_image: v1alpha1::NodeImage = serde_yaml::from_str(NODE_IMAGE).unwrap();
+        let mut node_image: v1alpha1::NodeImage = serde_saphyr::from_str(NODE_IMAGE).unwrap();
         node_image.apply_defaults();
         let ubuntu = &node_image.spec.images["ubuntu"].tags;
         assert_eq!(
@@ -143,7 +143,7 @@ spec:
         assert_eq!(node_image, before, "idempotent");
 
         let mut beta = v1beta1::NodeImage::from(
-            serde_yaml::from_str::<v1alpha1::NodeImage>(NODE_IMAGE).unwrap(),
+            serde_saphyr::from_str::<v1alpha1::NodeImage>(NODE_IMAGE).unwrap(),
         );
         beta.apply_defaults();
         assert_eq!(
@@ -155,7 +155,7 @@ spec:
 
     #[test]
     fn created_at_is_only_filled_in() {
-        let mut node_image: v1alpha1::NodeImage = serde_yaml::from_str(NODE_IMAGE).unwrap();
+        let mut node_image: v1alpha1::NodeImage = serde_saphyr::from_str(NODE_IMAGE).unwrap();
         let earlier = Time("2023-04-04T09:29:18Z".parse().unwrap());
         let now = Time("2024-05-01T10:00:00Z".parse().unwrap());
         node_image.spec.images.get_mut("nginx").unwrap().tags[0].created_at = Some(earlier.clone());

@@ -22,7 +22,7 @@ spec:
   podProbes:
   - {name: p, namespace: ns, uid: u, IP: 10.0.0.1, probes: [{name: ppm#idle, containerName: main, probe: {tcpSocket: {port: 80}}}]}
 ";
-        let npp: v1alpha1::NodePodProbe = serde_yaml::from_str(yaml).unwrap();
+        let npp: v1alpha1::NodePodProbe = serde_saphyr::from_str(yaml).unwrap();
         let mut defaulted = npp.clone();
         defaulted.apply_defaults();
         assert_eq!(defaulted, npp);

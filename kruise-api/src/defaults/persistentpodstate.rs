@@ -37,7 +37,7 @@ spec:
 
     #[test]
     fn retention_policy_defaults_to_when_scaled() {
-        let mut alpha: v1alpha1::PersistentPodState = serde_yaml::from_str(ALPHA).unwrap();
+        let mut alpha: v1alpha1::PersistentPodState = serde_saphyr::from_str(ALPHA).unwrap();
         alpha.apply_defaults();
         assert_eq!(
             alpha.spec.persistent_pod_state_retention_policy,
@@ -48,7 +48,7 @@ spec:
         assert_eq!(alpha, before, "idempotent");
 
         let mut beta = v1beta1::PersistentPodState::from(
-            &serde_yaml::from_str::<v1alpha1::PersistentPodState>(ALPHA).unwrap(),
+            &serde_saphyr::from_str::<v1alpha1::PersistentPodState>(ALPHA).unwrap(),
         );
         beta.apply_defaults();
         assert_eq!(
@@ -61,7 +61,7 @@ spec:
     #[test]
     fn set_policies_stay() {
         for policy in ["WhenDeleted", "Custom"] {
-            let mut alpha: v1alpha1::PersistentPodState = serde_yaml::from_str(&format!(
+            let mut alpha: v1alpha1::PersistentPodState = serde_saphyr::from_str(&format!(
                 "{ALPHA}  persistentPodStateRetentionPolicy: {policy}\n"
             ))
             .unwrap();

@@ -256,7 +256,7 @@ mod tests {
     use k8s_openapi::api::core::v1::PodTemplateSpec;
 
     fn spec(yaml: &str) -> PodSpec {
-        serde_yaml::from_str::<PodTemplateSpec>(yaml)
+        serde_saphyr::from_str::<PodTemplateSpec>(yaml)
             .unwrap()
             .spec
             .unwrap()

@@ -23,7 +23,7 @@ spec:
   probes:
   - {name: idle, containerName: main, probe: {exec: {command: [/idle.sh]}}, podConditionType: game.io/idle}
 ";
-        let ppm: v1alpha1::PodProbeMarker = serde_yaml::from_str(yaml).unwrap();
+        let ppm: v1alpha1::PodProbeMarker = serde_saphyr::from_str(yaml).unwrap();
         let mut defaulted = ppm.clone();
         defaulted.apply_defaults();
         assert_eq!(defaulted, ppm);

@@ -19,7 +19,7 @@ mod tests {
 
     #[test]
     fn nothing_is_filled_in() {
-        let mut budget: v1beta1::PodUnavailableBudget = serde_yaml::from_str(
+        let mut budget: v1beta1::PodUnavailableBudget = serde_saphyr::from_str(
             "{apiVersion: policy.kruise.io/v1beta1, kind: PodUnavailableBudget, metadata: {name: p}, spec: {selector: {matchLabels: {app: web}}}}",
         )
         .unwrap();

@@ -26,7 +26,7 @@ spec:
   resource: {apiVersion: v1, kind: ConfigMap, metadata: {name: game-demo}, data: {a: b}}
   targets: {allNamespaces: true}
 ";
-        let alpha: v1alpha1::ResourceDistribution = serde_yaml::from_str(yaml).unwrap();
+        let alpha: v1alpha1::ResourceDistribution = serde_saphyr::from_str(yaml).unwrap();
         let mut defaulted = alpha.clone();
         defaulted.apply_defaults();
         assert_eq!(defaulted, alpha);

@@ -189,7 +189,7 @@ spec:
 ";
 
     fn defaulted() -> serde_json::Value {
-        let mut sidecarset: v1alpha1::SidecarSet = serde_yaml::from_str(SIDECARSET).unwrap();
+        let mut sidecarset: v1alpha1::SidecarSet = serde_saphyr::from_str(SIDECARSET).unwrap();
         sidecarset.apply_defaults();
         serde_json::to_value(&sidecarset.spec).unwrap()
     }
@@ -303,7 +303,7 @@ spec:
 
     #[test]
     fn no_revision_means_no_revision_policy() {
-        let mut sidecarset: v1beta1::SidecarSet = serde_yaml::from_str(
+        let mut sidecarset: v1beta1::SidecarSet = serde_saphyr::from_str(
             "{apiVersion: apps.kruise.io/v1beta1, kind: SidecarSet, metadata: {name: d}, spec: {}}",
         )
         .unwrap();
@@ -318,7 +318,7 @@ spec:
 
     #[test]
     fn set_fields_are_kept() {
-        let mut sidecarset: v1beta1::SidecarSet = serde_yaml::from_str(
+        let mut sidecarset: v1beta1::SidecarSet = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1beta1
 kind: SidecarSet
@@ -360,7 +360,7 @@ spec:
 
     #[test]
     fn empty_enum_values_count_as_unset() {
-        let mut sidecarset: v1alpha1::SidecarSet = serde_yaml::from_str(
+        let mut sidecarset: v1alpha1::SidecarSet = serde_saphyr::from_str(
             "
 apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -389,7 +389,7 @@ spec:
 
     #[test]
     fn idempotent_and_the_same_in_both_versions() {
-        let alpha: v1alpha1::SidecarSet = serde_yaml::from_str(SIDECARSET).unwrap();
+        let alpha: v1alpha1::SidecarSet = serde_saphyr::from_str(SIDECARSET).unwrap();
         let mut once = alpha.clone();
         once.apply_defaults();
         let mut twice = once.clone();

@@ -119,7 +119,7 @@ spec:
 ";
 
     fn beta(yaml: &str) -> v1beta1::StatefulSet {
-        serde_yaml::from_str(yaml).unwrap()
+        serde_saphyr::from_str(yaml).unwrap()
     }
 
     #[test]
@@ -241,7 +241,7 @@ spec:
     #[test]
     fn v1alpha1_defaults_agree_with_v1beta1_ones() {
         let alpha: v1alpha1::StatefulSet =
-            serde_yaml::from_str(&MINIMAL.replace("v1beta1", "v1alpha1")).unwrap();
+            serde_saphyr::from_str(&MINIMAL.replace("v1beta1", "v1alpha1")).unwrap();
         let mut defaulted_then_converted = alpha.clone();
         defaulted_then_converted.apply_defaults();
         let before = defaulted_then_converted.clone();

@@ -96,7 +96,7 @@ spec:
 ";
 
     fn alpha(extra: &str) -> v1alpha1::UnitedDeployment {
-        serde_yaml::from_str(&format!("{MINIMAL}{extra}")).unwrap()
+        serde_saphyr::from_str(&format!("{MINIMAL}{extra}")).unwrap()
     }
 
     #[test]
@@ -183,7 +183,7 @@ spec:
             converted_then_defaulted,
             v1beta1::UnitedDeployment::from(&defaulted)
         );
-        let mut other_type: v1beta1::UnitedDeployment = serde_yaml::from_str(
+        let mut other_type: v1beta1::UnitedDeployment = serde_saphyr::from_str(
             "{apiVersion: apps.kruise.io/v1beta1, kind: UnitedDeployment, metadata: {name: u}, spec: {selector: {}, updateStrategy: {type: Canary}}}",
         )
         .unwrap();

@@ -27,7 +27,7 @@ spec:
   targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
   subsets: [{name: a}, {name: b, maxReplicas: 30%}]
 ";
-        let alpha: v1alpha1::WorkloadSpread = serde_yaml::from_str(yaml).unwrap();
+        let alpha: v1alpha1::WorkloadSpread = serde_saphyr::from_str(yaml).unwrap();
         let mut defaulted = alpha.clone();
         defaulted.apply_defaults();
         assert_eq!(defaulted, alpha);

@@ -132,11 +132,9 @@ fn fixtures_round_trip_without_loss() {
         .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
     {
         let text = std::fs::read_to_string(path).unwrap();
-        for (index, document) in serde_yaml::Deserializer::from_str(&text).enumerate() {
-            let document: Value = serde::Deserialize::deserialize(document).unwrap();
-            if document.is_null() {
-                continue;
-            }
+        // Empty and `null` documents are skipped.
+        let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+        for (index, document) in documents.into_iter().enumerate() {
             let name = format!(
                 "{}#{index} ({} {})",
                 path.file_name().unwrap().to_string_lossy(),

@@ -24,7 +24,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn cloneset_revision(file: &str) -> revision::Revision {
-    let mut cloneset: v1alpha1::CloneSet = serde_yaml::from_str(&fixture(file)).unwrap();
+    let mut cloneset: v1alpha1::CloneSet = serde_saphyr::from_str(&fixture(file)).unwrap();
     cloneset.apply_defaults();
     revision::for_template("cs-demo", &cloneset.spec.template, 0).unwrap()
 }
@@ -45,7 +45,7 @@ fn cloneset_names_match_upstream() {
 
 #[test]
 fn advanced_statefulset_name_matches_upstream() {
-    let value: Value = serde_yaml::from_str(&fixture("asts-web-v1.yaml")).unwrap();
+    let value: Value = serde_saphyr::from_str(&fixture("asts-web-v1.yaml")).unwrap();
     let mut template: PodTemplateSpec =
         serde_json::from_value(value["spec"]["template"].clone()).unwrap();
     apply_pod_spec_defaults(
@@ -60,7 +60,7 @@ fn advanced_statefulset_name_matches_upstream() {
 
 #[test]
 fn go_field_rules() {
-    let template: PodTemplateSpec = serde_yaml::from_str(&fixture("rich-template.yaml")).unwrap();
+    let template: PodTemplateSpec = serde_saphyr::from_str(&fixture("rich-template.yaml")).unwrap();
     let data = revision::template_data(&template).unwrap();
     assert_eq!(
         data,

@@ -17,7 +17,7 @@
 //! use kruise_api::apps::v1beta1::AdvancedCronJob;
 //! use kruise_schedule::advanced_cron_job::{plan, Action, PlanOptions};
 //!
-//! let acj: AdvancedCronJob = serde_yaml::from_str(r#"
+//! let acj: AdvancedCronJob = serde_saphyr::from_str(r#"
 //! apiVersion: apps.kruise.io/v1beta1
 //! kind: AdvancedCronJob
 //! metadata: {name: nightly, namespace: default, uid: u-1, creationTimestamp: "2024-05-01T00:00:00Z"}

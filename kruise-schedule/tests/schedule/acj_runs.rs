@@ -310,7 +310,7 @@ fn zone_of_the_last_scheduled_at() {
 
 #[test]
 fn broadcast_and_image_list_pull_jobs() {
-    let broadcast: v1alpha1::AdvancedCronJob = serde_yaml::from_str(
+    let broadcast: v1alpha1::AdvancedCronJob = serde_saphyr::from_str(
         r#"
 apiVersion: apps.kruise.io/v1alpha1
 kind: AdvancedCronJob

@@ -28,7 +28,7 @@ pub fn acj(
     yaml: &str,
     edit: impl FnOnce(&mut v1beta1::AdvancedCronJob),
 ) -> v1beta1::AdvancedCronJob {
-    let mut acj: v1beta1::AdvancedCronJob = serde_yaml::from_str(yaml).unwrap();
+    let mut acj: v1beta1::AdvancedCronJob = serde_saphyr::from_str(yaml).unwrap();
     edit(&mut acj);
     acj
 }
@@ -53,7 +53,7 @@ pub fn child_job(
         format!("annotations: {{{SCHEDULED_AT_ANNOTATION}: '{value}'}}")
     });
     let start = start.map_or(String::new(), |start| format!("startTime: '{start}'"));
-    let job: Job = serde_yaml::from_str(&format!(
+    let job: Job = serde_saphyr::from_str(&format!(
         "metadata: {{name: {name}, namespace: ns, uid: {name}-uid, resourceVersion: '1', {annotations}}}\n\
          status: {{conditions: {conditions}, {start}}}"
     ))

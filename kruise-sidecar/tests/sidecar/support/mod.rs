@@ -28,7 +28,7 @@ pub fn fixture(name: &str) -> String {
 
 /// A v1alpha1 fixture, defaulted as stored, converted to the hub, with its hashes annotated.
 pub fn sidecarset_fixture(name: &str) -> v1beta1::SidecarSet {
-    let mut alpha: v1alpha1::SidecarSet = serde_yaml::from_str(&fixture(name)).unwrap();
+    let mut alpha: v1alpha1::SidecarSet = serde_saphyr::from_str(&fixture(name)).unwrap();
     alpha.apply_defaults();
     let mut hub = v1beta1::SidecarSet::from(&alpha);
     kruise_sidecar::hash::annotate(&mut hub).unwrap();
@@ -44,7 +44,7 @@ pub fn sidecarset(json: serde_json::Value) -> v1beta1::SidecarSet {
 }
 
 pub fn pod_fixture(name: &str) -> Pod {
-    serde_yaml::from_str(&fixture(name)).unwrap()
+    serde_saphyr::from_str(&fixture(name)).unwrap()
 }
 
 pub fn pod(json: serde_json::Value) -> Pod {
