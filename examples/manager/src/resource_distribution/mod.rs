@@ -7,7 +7,7 @@
 //!
 //! It reconciles on changes of a distributor, of any namespace (a new labelled namespace gets its copy at
 //! once), and of any Secret or ConfigMap carrying the distributed kind and name or the `from` annotation,
-//! seen through a metadata-only watch ([`copies`]): Secrets are never held whole.
+//! seen through a metadata-only watch (module `copies`): Secrets are never held whole.
 //!
 //! ```no_run
 //! use kruise_manager::resource_distribution::ResourceDistributionController;
