@@ -157,7 +157,12 @@ pub async fn execute(
                 while let Some(next) = actions.next_if(|next| writes_to_a_pod(&next.kind)) {
                     run.push(next);
                 }
-                let patched = patch_pods(shared, subject, plan, &run).await;
+                let patched = patch_by_pod(
+                    &run,
+                    |action| action.kind.pod(),
+                    |(index, actions)| patch_pod(shared, subject, plan, index, actions),
+                )
+                .await;
                 executed.patched += patched.sent;
                 executed.requeue_after = longest(executed.requeue_after, patched.requeue_after);
                 if let Some(error) = patched.error {
@@ -183,22 +188,6 @@ fn writes_to_a_pod(kind: &ActionKind) -> bool {
 
 /// What the pod writes of a run of actions did.
 type Patched = pod_runs::Patched<ReconcileError>;
-
-/// Sends the patches of consecutive pod actions: the pods at most 8 at a time, each pod's actions in the
-/// planned order.
-async fn patch_pods(
-    shared: &Shared,
-    subject: &Subject<'_>,
-    plan: &Plan,
-    run: &[&Action],
-) -> Patched {
-    patch_by_pod(
-        run,
-        |action| action.kind.pod(),
-        |(index, actions)| patch_pod(shared, subject, plan, index, actions),
-    )
-    .await
-}
 
 /// Sends the patches of one pod's actions in order, stopping at its first failure. When an action's writes
 /// were conditional on the `resourceVersion` the plan was made from, the next action's precondition moves

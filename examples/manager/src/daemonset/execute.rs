@@ -98,7 +98,12 @@ pub async fn execute(
                 while let Some(next) = actions.next_if(|a| is_pod_write(a)) {
                     run.push(next);
                 }
-                let patched = patch_pods(shared, subject, plan, &pods, &run).await;
+                let patched = patch_by_pod(
+                    &run,
+                    |action| action.kind.pod(),
+                    |(index, actions)| patch_pod(shared, subject, plan, &pods, index, actions),
+                )
+                .await;
                 executed.patched += patched.sent;
                 executed.requeue_after = longest(executed.requeue_after, patched.requeue_after);
                 if let Some(error) = patched.error {
@@ -121,25 +126,6 @@ fn is_pod_write(action: &Action) -> bool {
 
 /// What the pod writes of a run of actions did.
 type Patched = pod_runs::Patched<ReconcileError>;
-
-/// Sends the writes of a run of consecutive pod-write actions: the pods at most 8 at a time, each pod's
-/// actions in the planned order (a later action chained on the version its earlier one wrote). A pod whose
-/// write fails keeps its later actions back; the other pods' writes are still sent, and the first failure
-/// ends the plan after the run.
-async fn patch_pods(
-    shared: &Shared,
-    subject: &Subject<'_>,
-    plan: &Plan,
-    api: &Api<Pod>,
-    run: &[&Action],
-) -> Patched {
-    patch_by_pod(
-        run,
-        |action| action.kind.pod(),
-        |(index, actions)| patch_pod(shared, subject, plan, api, index, actions),
-    )
-    .await
-}
 
 /// Sends the writes of one pod's actions in order, stopping at its first failure, and records their Events.
 async fn patch_pod(
