@@ -6,9 +6,10 @@
 //!
 //! * Kubelet 1.31 and later ([`hash_v1_31`]) hash the JSON of `{"image": ..., "name": ...}` only.
 //! * Kubelet 1.30 and earlier ([`hash_before_v1_31`]) hash the JSON of the whole container in Go's field order
-//!   and omission rules ([`crate::go_types`]), which this crate reproduces for every field of `Container` known
-//!   to Kubernetes 1.33 (a container using a field added after the kubelet's version hashes differently there,
-//!   as it would for upstream).
+//!   and omission rules (the crate's tables of Go's struct definitions, as [`crate::go_json::write_container`]
+//!   writes it), which this crate reproduces for every field of `Container` known to Kubernetes 1.33 (a
+//!   container using a field added after the kubelet's version hashes differently there, as it would for
+//!   upstream).
 //!
 //! ```
 //! use k8s_openapi::api::core::v1::{Container, ContainerPort};

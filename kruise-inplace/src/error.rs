@@ -1,7 +1,7 @@
 //! Errors of the pod-changing entry points ([`apply`](crate::apply()), [`refresh`](crate::refresh())).
 
 use crate::state::AnnotationError;
-use crate::strategic_merge::MergeError;
+pub use crate::strategic_merge::MergeError;
 use crate::update_spec::UpdateSpecError;
 
 /// Why an in-place step could not be computed for a pod. Every variant names the pod (`namespace/name`).

@@ -9,12 +9,19 @@
 //! * numbers are `float64` values after a round trip through `map[string]interface{}`: integers beyond 2^53
 //!   lose precision, and magnitudes of 1e21 or more (or below 1e-6) use exponent notation like `1e+21`.
 //!
-//! Which fields of a Kubernetes object appear at all (Go's `omitempty` rules, structs that are never omitted)
-//! is decided by [`crate::go_types`]; this module only writes text.
+//! Which fields of a Kubernetes object appear at all (Go's `omitempty` rules, structs that are never omitted,
+//! Go's field order) is decided by the crate's tables of Go's struct definitions, which this module exposes
+//! for the two kinds other crates hash: [`container_value`] and [`write_container`] for a `corev1.Container`,
+//! [`volume_value`] for a `corev1.Volume` (kruise-sidecar's SidecarSet hashes and revisions are built on them).
+//!
+//! Use this module when a value you compute must equal one the Go OpenKruise computes from the same object
+//! (a hash, an annotation compared byte for byte); for anything else `serde_json` is the right writer.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
+
+pub use crate::go_types::{GoJsonError, container_value, volume_value, write_container};
 
 /// Writes `value` as Go writes a decoded `interface{}` value: maps with sorted keys, Go escaping and Go number
 /// formatting.

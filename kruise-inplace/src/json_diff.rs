@@ -8,14 +8,6 @@
 //! diff), then removed keys; arrays index by index (`add` past the old length, `remove` at the new length past
 //! the new one); any other difference is a `replace`. A property test checks the equality against
 //! `json_patch::diff`.
-//!
-//! ```
-//! use serde_json::json;
-//!
-//! let old = json!({"spec": {"containers": [{"name": "a", "image": "1"}]}});
-//! let new = json!({"spec": {"containers": [{"name": "a", "image": "2"}]}});
-//! assert_eq!(kruise_inplace::json_diff::diff(&old, &new), json_patch::diff(&old, &new));
-//! ```
 
 use std::borrow::Cow;
 
@@ -150,6 +142,47 @@ mod tests {
                 json_patch::diff(&left, &right),
                 "{left} -> {right}"
             );
+        }
+    }
+}
+
+/// Property test: the diff of any two JSON values is the one `json_patch::diff` makes, and it patches one into
+/// the other.
+#[cfg(test)]
+mod properties {
+    #![allow(clippy::unwrap_used)] // test code
+
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::diff;
+
+    fn json_values() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3_i64..3).prop_map(Value::from),
+            "[a-c/~]{0,2}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[a-c/~]{0,2}", inner, 0..4)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn matches_json_patch(left in json_values(), right in json_values()) {
+            let ours = diff(&left, &right);
+            prop_assert_eq!(&ours, &json_patch::diff(&left, &right));
+            let mut patched = left.clone();
+            json_patch::patch(&mut patched, &ours).unwrap();
+            prop_assert_eq!(patched, right);
         }
     }
 }

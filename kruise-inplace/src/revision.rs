@@ -2,7 +2,7 @@
 //! `controller/history`).
 //!
 //! The data is `{"spec":{"template":{<pod template>,"$patch":"replace"}}}` exactly as Go writes it: the
-//! template with Go's field rules ([`crate::go_types`]), every key sorted, Go escaping ([`crate::go_json`]).
+//! template with Go's field rules (the crate's tables of Go's struct definitions), every key sorted, Go escaping ([`crate::go_json`]).
 //!
 //! The hash is FNV-1 (not 1a), 32 bits, over the revision's raw data followed by the decimal collision count
 //! (when one is given: Kruise always gives one, so `0` is appended). The `u32` is printed in decimal and every

@@ -12,18 +12,6 @@
 //!
 //! Deviation: `ownerReferences` (a merge list keyed by `uid` upstream) is replaced as a whole. Pod templates do
 //! not carry owner references in practice.
-//!
-//! ```
-//! use kruise_inplace::strategic_merge::two_way_metadata_patch;
-//! use serde_json::json;
-//!
-//! let old = json!({"labels": {"k": "v", "k2": "v2"}, "finalizers": ["fz1", "fz2"]});
-//! let new = json!({"labels": {"k": "v", "k1": "v1"}, "finalizers": ["fz2"]});
-//! assert_eq!(
-//!     two_way_metadata_patch(&old, &new),
-//!     r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["fz1"],"$setElementOrder/finalizers":["fz2"],"labels":{"k1":"v1","k2":null}}}"#
-//! );
-//! ```
 
 use serde_json::{Map, Value};
 
@@ -209,6 +197,7 @@ fn order_by(items: Vec<Value>, order: &[Value]) -> Vec<Value> {
 ///
 /// # Errors
 /// [`MergeError`] when the patch is not JSON, touches more than `metadata`, or has a malformed directive.
+#[cfg(test)]
 pub fn apply_metadata_patch(meta: &mut Map<String, Value>, patch: &[u8]) -> Result<(), MergeError> {
     merge_object_meta(meta, parse_metadata_patch(patch)?)
 }
@@ -391,6 +380,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn a_removed_finalizer_and_a_changed_label() {
+        let old = json!({"labels": {"k": "v", "k2": "v2"}, "finalizers": ["fz1", "fz2"]});
+        let new = json!({"labels": {"k": "v", "k1": "v1"}, "finalizers": ["fz2"]});
+        assert_eq!(
+            two_way_metadata_patch(&old, &new),
+            r#"{"metadata":{"$deleteFromPrimitiveList/finalizers":["fz1"],"$setElementOrder/finalizers":["fz2"],"labels":{"k1":"v1","k2":null}}}"#
+        );
+    }
+
     fn apply(meta: Value, patch: &str) -> Value {
         let Value::Object(mut meta) = meta else {
             panic!()
@@ -502,5 +501,59 @@ mod tests {
             ),
             Err(MergeError::Directive { .. })
         ));
+    }
+}
+
+/// Property test: a two-way metadata patch of labels and finalizers turns the old metadata into the new.
+#[cfg(test)]
+mod properties {
+    #![allow(clippy::unwrap_used)] // test code
+
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::{apply_metadata_patch, two_way_metadata_patch};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn metadata_patches_round_trip(
+            old_labels in proptest::collection::btree_map("[a-c]{1,2}", "[x-z]{1,2}", 0..4),
+            new_labels in proptest::collection::btree_map("[a-c]{1,2}", "[x-z]{1,2}", 0..4),
+            old_finalizers in proptest::collection::btree_set("f[0-4]", 0..4),
+            new_finalizers in proptest::collection::btree_set("f[0-4]", 0..4),
+            shuffle in any::<bool>(),
+        ) {
+            let mut new_list: Vec<String> = new_finalizers.into_iter().collect();
+            if shuffle {
+                new_list.reverse();
+            }
+            let meta = |labels: &BTreeMap<String, String>, finalizers: Vec<String>| {
+                let mut value = json!({});
+                if !labels.is_empty() {
+                    value["labels"] = json!(labels);
+                }
+                if !finalizers.is_empty() {
+                    value["finalizers"] = json!(finalizers);
+                }
+                value
+            };
+            let old = meta(&old_labels, old_finalizers.into_iter().collect());
+            let new = meta(&new_labels, new_list);
+            let patch = two_way_metadata_patch(&old, &new);
+            let Value::Object(mut applied) = old.clone() else {
+                return Err(TestCaseError::fail("the old metadata is an object"));
+            };
+            apply_metadata_patch(&mut applied, patch.as_bytes()).unwrap();
+            // An emptied map or list stays as an empty value where Go would drop it with omitempty.
+            applied.retain(|_, value| {
+                !matches!(value, Value::Object(m) if m.is_empty())
+                    && !matches!(value, Value::Array(a) if a.is_empty())
+            });
+            prop_assert_eq!(Value::Object(applied), new, "{}", patch);
+        }
     }
 }

@@ -38,7 +38,7 @@ pub mod image_pull;
 pub mod int_or_percent;
 pub mod partition;
 pub mod planning;
-pub mod pod_view;
+mod pod_view;
 pub mod protection;
 pub mod resource_distribution;
 pub mod selector_string;

@@ -2,7 +2,7 @@
 //! bytes the SidecarSet hash and the ControllerRevision data are computed from.
 //!
 //! A `SidecarContainer` is a `corev1.Container` (inlined) followed by Kruise's fields. The container part comes
-//! from [`kruise_inplace::go_types`] (Go's omission rules and field order for every container field); the
+//! from [`kruise_inplace::go_json`] (Go's omission rules and field order for every container field); the
 //! Kruise part is written here in upstream's field order: `podInjectPolicy`, `upgradeStrategy` (a struct,
 //! always written), `shareVolumePolicy` (always written), `shareVolumeDevicePolicy`, `transferEnv`,
 //! `resourcesPolicy`.
@@ -12,8 +12,7 @@ use kruise_api::apps::v1beta1::{
     ResourceExpressions, ResourcesPolicy, ShareVolumePolicy, SidecarContainer,
     SidecarContainerUpgradeStrategy, TransferEnvVar,
 };
-use kruise_inplace::go_json;
-use kruise_inplace::go_types::{self, GoJsonError};
+use kruise_inplace::go_json::{self, GoJsonError};
 use serde_json::Value;
 
 /// Writes `sidecar` as Go writes a `SidecarContainer` (fields in struct order). With `blank_image` the
@@ -26,12 +25,12 @@ pub fn write_sidecar_container(
     sidecar: &SidecarContainer,
     blank_image: bool,
 ) -> Result<(), GoJsonError> {
-    let mut value = go_types::container_value(&sidecar.container)?;
+    let mut value = go_json::container_value(&sidecar.container)?;
     if blank_image && let Value::Object(fields) = &mut value {
         fields.remove("image");
     }
     let mut container = String::with_capacity(256);
-    go_types::write_container(&mut container, &value);
+    go_json::write_container(&mut container, &value);
     // The container always has `name` and `resources`, so it is `{...}` with at least one field.
     container.pop();
     out.push_str(&container);

@@ -2,7 +2,7 @@
 
 use kruise_api::annotations::AnnotationError;
 use kruise_api::label_selector::SelectorError;
-use kruise_inplace::go_types::GoJsonError;
+use kruise_inplace::go_json::GoJsonError;
 
 /// Why a SidecarSet operation could not be carried out.
 #[derive(Debug, thiserror::Error)]

@@ -3,8 +3,8 @@
 //!
 //! The JSON is Go's encoding of the map `{"containers": spec.containers}`, plus `"initContainers":
 //! spec.initContainers` (all of them) when at least one init container is a native sidecar (`restartPolicy:
-//! Always`); keys sorted, each element written by [`crate::encoding`]. The hash without image blanks every
-//! container's and init container's image first. Upstream computes both in its SidecarSet webhook, **after**
+//! Always`); keys sorted, each element written in Go's field order with Go's omission rules. The hash
+//! without image blanks every container's and init container's image first. Upstream computes both in its SidecarSet webhook, **after**
 //! defaulting, and stores them in the SidecarSet's annotations; [`recorded_or_computed`] reads those and
 //! computes only what is missing.
 
@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet};
 use kruise_api::keys::sidecarset as keys;
-use kruise_inplace::go_types::GoJsonError;
+use kruise_inplace::go_json::GoJsonError;
 use sha2::{Digest, Sha256};
 
 use crate::encoding::write_sidecar_list;

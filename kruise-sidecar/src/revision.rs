@@ -15,8 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kruise_api::apps::v1beta1::{SidecarContainer, SidecarSet, SidecarSetPatchPodMetadata};
 use kruise_api::keys;
-use kruise_inplace::go_json;
-use kruise_inplace::go_types::{self, GoJsonError};
+use kruise_inplace::go_json::{self, GoJsonError};
 use serde_json::{Map, Value};
 
 use crate::encoding::sidecar_container_value;
@@ -79,7 +78,7 @@ fn patch_value(patch: &SidecarSetPatchPodMetadata) -> Result<Value, GoJsonError>
 }
 
 fn volume_value(volume: &Volume) -> Result<Value, GoJsonError> {
-    go_types::volume_value(volume)
+    go_json::volume_value(volume)
 }
 
 fn container_value(sidecar: &SidecarContainer) -> Result<Value, GoJsonError> {

@@ -1,7 +1,7 @@
 //! Whether a pod can move from one revision to another in place, and what to change (upstream's
 //! `defaultCalculateInPlaceUpdateSpec`).
 //!
-//! The RFC 6902 diff between the two revisions' data ([`crate::json_diff`], operation for operation
+//! The RFC 6902 diff between the two revisions' data (the crate's own diff, operation for operation
 //! `json_patch::diff`) decides:
 //!
 //! * the first `/spec/template` in every path is dropped;

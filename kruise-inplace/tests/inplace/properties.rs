@@ -14,7 +14,6 @@ use crate::support::*;
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use kruise_inplace::{
     RevisionLabels, UpdateOptions, apply, calculate_templates, completion, quantity, refresh,
-    strategic_merge,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -159,33 +158,8 @@ fn created(template: &PodTemplateSpec, plan: &Plan) -> Pod {
     pod
 }
 
-fn json_values() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        (-3_i64..3).prop_map(Value::from),
-        "[a-c/~]{0,2}".prop_map(Value::from),
-    ];
-    leaf.prop_recursive(4, 48, 4, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
-            proptest::collection::btree_map("[a-c/~]{0,2}", inner, 0..4)
-                .prop_map(|map| Value::Object(map.into_iter().collect())),
-        ]
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
-
-    #[test]
-    fn json_diff_matches_json_patch(left in json_values(), right in json_values()) {
-        let ours = kruise_inplace::json_diff::diff(&left, &right);
-        prop_assert_eq!(&ours, &json_patch::diff(&left, &right));
-        let mut patched = left.clone();
-        json_patch::patch(&mut patched, &ours).unwrap();
-        prop_assert_eq!(patched, right);
-    }
 
     #[test]
     fn apply_and_refresh_converge(plan in plans()) {
@@ -266,35 +240,4 @@ proptest! {
         prop_assert_eq!(quantity::parse(&canonical).unwrap(), parsed, "{} -> {}", text, canonical);
     }
 
-    #[test]
-    fn metadata_patches_round_trip(
-        old_labels in proptest::collection::btree_map("[a-c]{1,2}", "[x-z]{1,2}", 0..4),
-        new_labels in proptest::collection::btree_map("[a-c]{1,2}", "[x-z]{1,2}", 0..4),
-        old_finalizers in proptest::collection::btree_set("f[0-4]", 0..4),
-        new_finalizers in proptest::collection::btree_set("f[0-4]", 0..4),
-        shuffle in any::<bool>(),
-    ) {
-        let mut new_list: Vec<String> = new_finalizers.into_iter().collect();
-        if shuffle {
-            new_list.reverse();
-        }
-        let meta = |labels: &BTreeMap<String, String>, finalizers: Vec<String>| {
-            let mut value = json!({});
-            if !labels.is_empty() {
-                value["labels"] = json!(labels);
-            }
-            if !finalizers.is_empty() {
-                value["finalizers"] = json!(finalizers);
-            }
-            value
-        };
-        let old = meta(&old_labels, old_finalizers.into_iter().collect());
-        let new = meta(&new_labels, new_list);
-        let patch = strategic_merge::two_way_metadata_patch(&old, &new);
-        let Value::Object(mut applied) = old.clone() else { unreachable!() };
-        strategic_merge::apply_metadata_patch(&mut applied, patch.as_bytes()).unwrap();
-        // An emptied map or list stays as an empty value where Go would drop it with omitempty.
-        applied.retain(|_, value| !matches!(value, Value::Object(m) if m.is_empty()) && !matches!(value, Value::Array(a) if a.is_empty()));
-        prop_assert_eq!(Value::Object(applied), new, "{}", patch);
-    }
 }

@@ -13,10 +13,11 @@
 )] // test code
 
 use base64::Engine as _;
-use kruise_inplace::{FeatureGates, quantity, strategic_merge};
+use k8s_openapi::api::core::v1::Pod;
+use kruise_inplace::{FeatureGates, UpdateOptions, UpdateSpec, apply, quantity};
 use proptest::prelude::*;
 use proptest::sample::select;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::annotation_harness as harness;
 use kruise_fuzz_inputs::fuzz_cases;
@@ -207,12 +208,30 @@ proptest! {
             r#"{"metadata":{"ownerReferences":[{"uid":"u","$patch":"delete"}]}}"#,
         ][..]).prop_map(str::to_owned).prop_flat_map(edited),
     ]) {
-        let mut meta = serde_json::Map::new();
-        meta.insert("labels".to_owned(), json!({"k": "old"}));
-        meta.insert("finalizers".to_owned(), json!(["f"]));
-        if strategic_merge::apply_metadata_patch(&mut meta, text.as_bytes()).is_ok() {
-            prop_assert!(strategic_merge::parse_metadata_patch(text.as_bytes()).is_ok());
-            prop_assert!(serde_json::from_value::<Value>(Value::Object(meta)).is_ok());
+        // The patch as an in-place update's metadata patch: refused with an error, or applied with writes
+        // that reproduce the pod the outcome holds.
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "namespace": "default", "resourceVersion": "1",
+                "labels": {"k": "old", "controller-revision-hash": "r"}, "finalizers": ["f"]},
+            "spec": {"containers": [{"name": "c1", "image": "a:1"}]},
+            "status": {"containerStatuses": [{"name": "c1", "image": "a:1", "imageID": "x", "ready": true,
+                "restartCount": 0}]}
+        })).unwrap();
+        let spec = UpdateSpec {
+            revision: "r2".to_owned(),
+            meta_data_patch: Some(text.clone().into_bytes()),
+            ..UpdateSpec::default()
+        };
+        let now = "2024-05-01T10:00:00Z".parse().unwrap();
+        match apply(&pod, &spec, now, &UpdateOptions::default()) {
+            Ok(outcome) => {
+                let mut document = serde_json::to_value(&pod).unwrap();
+                for write in &outcome.writes {
+                    json_patch::patch(&mut document, &write.patch).unwrap();
+                }
+                prop_assert_eq!(document, serde_json::to_value(&outcome.pod).unwrap(), "{}", text);
+            }
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
         }
     }
 

@@ -11,7 +11,7 @@ use kruise_api::keys::inplace::{
     GRACE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION, STATE_ANNOTATION,
 };
 use kruise_inplace::{
-    FeatureGates, UpdateOptions, UpdateSpec, completion, quantity, refresh, state, strategic_merge,
+    FeatureGates, UpdateOptions, UpdateSpec, apply, completion, quantity, refresh, state,
 };
 
 pub fn run(data: &[u8]) {
@@ -26,6 +26,7 @@ pub fn run(data: &[u8]) {
         let again = state::parse_state(&written).expect("a written state parses");
         assert_eq!(state::format_state(&again), written, "state round trip");
     }
+    let mut metadata_patches = Vec::new();
     for candidate in [Some(state_value), grace_value].into_iter().flatten() {
         if let Ok(spec) = UpdateSpec::from_json(candidate) {
             let written = spec.to_json();
@@ -38,8 +39,7 @@ pub fn run(data: &[u8]) {
             let again = quantity::parse(&canonical).expect("canonical parses");
             assert_eq!(again, parsed, "{candidate}");
         }
-        let mut meta = serde_json::Map::new();
-        let _ = strategic_merge::apply_metadata_patch(&mut meta, candidate.as_bytes());
+        metadata_patches.push(candidate);
     }
 
     let mut pod: Pod = serde_json::from_value(serde_json::json!({
@@ -70,6 +70,15 @@ pub fn run(data: &[u8]) {
         );
     }
     let now = "2024-05-01T10:00:00Z".parse().expect("a timestamp");
+    // Each candidate as the metadata patch of an in-place update (the strategic merge of `apply`).
+    for patch in metadata_patches {
+        let spec = UpdateSpec {
+            revision: "r2".to_owned(),
+            meta_data_patch: Some(patch.as_bytes().to_vec()),
+            ..UpdateSpec::default()
+        };
+        let _ = apply(&pod, &spec, now, &UpdateOptions::default());
+    }
     for vertical in [false, true] {
         let options = UpdateOptions {
             gates: FeatureGates {
