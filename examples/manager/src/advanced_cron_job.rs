@@ -1,11 +1,12 @@
-//! The AdvancedCronJob controller of kruise-manager: observes v1beta1 AdvancedCronJobs and the Jobs and
-//! BroadcastJobs they control, calls the sans-IO [`kruise_schedule::advanced_cron_job::plan`] with the
+//! The AdvancedCronJob controller of kruise-manager: observes v1beta1 AdvancedCronJobs and the Jobs,
+//! BroadcastJobs and ImageListPullJobs they control, calls the sans-IO [`kruise_schedule::advanced_cron_job::plan`] with the
 //! current time, and executes it: write the status (active references, last schedule time, type),
 //! delete finished children beyond the history limits, delete active children for `Replace`, create the
 //! child (named `<acj>-<unix seconds>` with the `apps.kruise.io/scheduled-at` annotation), record events
 //! (invalid schedule or time zone, many missed runs, creations), and requeue at the next run.
 //!
-//! ImageListPullJob templates are not run: such a due run records a `UnsupportedTemplate` warning.
+//! An `imageListPullJobTemplate` makes ImageListPullJobs (v1beta1 only), which the ImageListPullJob
+//! controller ([`crate::imagepull::list_job`]) runs; one counts as finished once its `completionTime` is set.
 //!
 //! ```no_run
 //! use kruise_manager::advanced_cron_job::AdvancedCronJobController;
@@ -23,7 +24,7 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::jiff::Timestamp;
-use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob};
+use kruise_api::apps::v1beta1::{AdvancedCronJob, BroadcastJob, ImageListPullJob};
 use kruise_runtime::events::{EventRecord, EventSink};
 use kruise_schedule::advanced_cron_job::{self, Action as Decision, Child, NewChild, PlanOptions};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
@@ -72,6 +73,8 @@ struct Shared {
     jobs: Indexed<Job>,
     /// BroadcastJobs by the UID of their controller.
     broadcast_jobs: Indexed<BroadcastJob>,
+    /// ImageListPullJobs by the UID of their controller.
+    image_list_jobs: Indexed<ImageListPullJob>,
     events: EventSink,
 }
 
@@ -93,20 +96,25 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let client = context.client.clone();
     let job_informer = context.informers.get::<Job>();
     let broadcast_informer = context.informers.get::<BroadcastJob>();
-    // A reconcile that saw no children would schedule again: decide only once both child kinds are listed.
-    let (Some(_), Some(_)) = (
+    let image_list_informer = context.informers.get::<ImageListPullJob>();
+    // A reconcile that saw no children would schedule again: decide only once every child kind is listed.
+    let (Some(_), Some(_), Some(_)) = (
         harness::synced_store(&job_informer, &context).await,
         harness::synced_store(&broadcast_informer, &context).await,
+        harness::synced_store(&image_list_informer, &context).await,
     ) else {
         return Ok(());
     };
     let jobs = job_informer.index(CONTROLLER_UID, Arc::new(controller_uid::<Job>));
     let broadcast_jobs =
         broadcast_informer.index(CONTROLLER_UID, Arc::new(controller_uid::<BroadcastJob>));
+    let image_list_jobs =
+        image_list_informer.index(CONTROLLER_UID, Arc::new(controller_uid::<ImageListPullJob>));
     let shared = Arc::new(Shared {
         client: client.clone(),
         jobs,
         broadcast_jobs,
+        image_list_jobs,
         events: context.event_sink("kruise-manager"),
     });
     let controller = Controller::new(
@@ -114,7 +122,8 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
         watcher::Config::default(),
     )
     .owns_shared_stream(job_informer.objects())
-    .owns_shared_stream(broadcast_informer.objects());
+    .owns_shared_stream(broadcast_informer.objects())
+    .owns_shared_stream(image_list_informer.objects());
     harness::drive(controller, &context, reconcile, shared).await;
     Ok(())
 }
@@ -126,7 +135,7 @@ async fn reconcile(
     reconcile_acj(&acj, &shared).await
 }
 
-/// The index of Jobs and BroadcastJobs by the UID of their controller.
+/// The index of Jobs, BroadcastJobs and ImageListPullJobs by the UID of their controller.
 const CONTROLLER_UID: &str = "controller-uid";
 
 /// The children of `acj` in the informers, as the planner sees them.
@@ -145,6 +154,14 @@ fn children(acj: &AdvancedCronJob, shared: &Shared) -> Vec<Child> {
     children.extend(
         shared
             .broadcast_jobs
+            .get(uid)
+            .iter()
+            .filter(|job| job.namespace() == namespace)
+            .map(|job| Child::from(job.as_ref())),
+    );
+    children.extend(
+        shared
+            .image_list_jobs
             .get(uid)
             .iter()
             .filter(|job| job.namespace() == namespace)
@@ -260,13 +277,17 @@ async fn create_child(
             let api: Api<BroadcastJob> = Api::namespaced(shared.client.clone(), &namespace);
             api.create(&PostParams::default(), job).await.map(|_| ())
         }
+        NewChild::ImageListPullJob(job) => {
+            let api: Api<ImageListPullJob> = Api::namespaced(shared.client.clone(), &namespace);
+            api.create(&PostParams::default(), job).await.map(|_| ())
+        }
         _ => {
             publish(
                 shared,
                 acj,
                 true,
                 "UnsupportedTemplate",
-                "kruise-rs does not run ImageListPullJob templates; no job was created",
+                "kruise-rs does not know this template kind; no job was created",
             );
             return Ok(());
         }
@@ -311,6 +332,10 @@ async fn delete_child(shared: &Shared, child: &ObjectReference) -> Result<(), ku
         }
         Some("BroadcastJob") => {
             let api: Api<BroadcastJob> = Api::namespaced(shared.client.clone(), &namespace);
+            api.delete(&name, &params).await.map(|_| ())
+        }
+        Some("ImageListPullJob") => {
+            let api: Api<ImageListPullJob> = Api::namespaced(shared.client.clone(), &namespace);
             api.delete(&name, &params).await.map(|_| ())
         }
         _ => Ok(()),

@@ -45,6 +45,7 @@ fn controllers(config: CloneSetConfig, daemonset: DaemonSetConfig) -> Controller
     kruise_manager::crr::reconciler::register(&mut controllers);
     kruise_manager::imagepull::node_image_controller::register(&mut controllers);
     kruise_manager::imagepull::job_controller::register(&mut controllers);
+    kruise_manager::imagepull::list_job::register(&mut controllers);
     kruise_manager::sidecar_terminator::register(&mut controllers);
     controllers.register(kruise_manager::broadcast_job::BroadcastJobController);
     controllers.register(kruise_manager::advanced_cron_job::AdvancedCronJobController);

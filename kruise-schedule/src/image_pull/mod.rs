@@ -12,6 +12,7 @@
 //!   the jobs.
 
 pub mod job;
+pub mod list_job;
 pub mod node_image;
 pub mod node_pulls;
 pub mod predownload;

@@ -11,8 +11,13 @@
 //!   not negative; `spec.concurrencyPolicy` is `Allow`, `Forbid` or `Replace`;
 //! * UPDATE: only `schedule`, `timeZone`, `concurrencyPolicy`, `paused`, `startingDeadlineSeconds` and the
 //!   history limits may change: `spec.template` is immutable.
+//!
+//! A v1beta1 object ([`validate_v1beta1`]) is checked in its v1alpha1 form with the same rules, and its
+//! `spec.template.imageListPullJobTemplate` (v1beta1 only, which the conversion drops) counts as the third
+//! kind of template: exactly one of the three, a list of at least one image, immutable like the others.
 
 use kruise_api::apps::v1alpha1::{AdvancedCronJob, AdvancedCronJobSpec, ConcurrencyPolicy};
+use kruise_api::apps::v1beta1;
 
 use super::FieldError;
 use super::number_rules::nonnegative_error;
@@ -20,14 +25,44 @@ use super::object_name_rules::job_name_errors;
 use super::pod_template_rules::pod_template_errors;
 use crate::cron::{Schedule, Zone};
 
+/// The v1beta1-only ImageListPullJob templates of a new and a stored object.
+#[derive(Clone, Copy, Default)]
+struct ImageListTemplates<'a> {
+    new: Option<&'a v1beta1::ImageListPullJobTemplateSpec>,
+    old: Option<&'a v1beta1::ImageListPullJobTemplateSpec>,
+}
+
 /// Every rule `cronjob` breaks; `old` is the stored object of an UPDATE. Both are defaulted.
 #[must_use]
 pub fn validate(cronjob: &AdvancedCronJob, old: Option<&AdvancedCronJob>) -> Vec<FieldError> {
+    validate_with(cronjob, old, ImageListTemplates::default())
+}
+
+/// Every rule a v1beta1 `cronjob` breaks (see the module docs); `old` is the stored object of an UPDATE.
+/// Both are defaulted.
+#[must_use]
+pub fn validate_v1beta1(
+    cronjob: &v1beta1::AdvancedCronJob,
+    old: Option<&v1beta1::AdvancedCronJob>,
+) -> Vec<FieldError> {
+    let image_lists = ImageListTemplates {
+        new: cronjob.spec.template.image_list_pull_job_template.as_ref(),
+        old: old.and_then(|old| old.spec.template.image_list_pull_job_template.as_ref()),
+    };
+    let old = old.map(AdvancedCronJob::from);
+    validate_with(&AdvancedCronJob::from(cronjob), old.as_ref(), image_lists)
+}
+
+fn validate_with(
+    cronjob: &AdvancedCronJob,
+    old: Option<&AdvancedCronJob>,
+    image_lists: ImageListTemplates<'_>,
+) -> Vec<FieldError> {
     let spec = &cronjob.spec;
     let mut errors = job_name_errors(cronjob.metadata.name.as_deref(), "AdvancedCronJob");
     errors.extend(schedule_errors(spec));
     errors.extend(time_zone_errors(spec.time_zone.as_deref()));
-    errors.extend(template_errors(spec));
+    errors.extend(template_errors(spec, image_lists.new));
     let limits = [
         (
             spec.starting_deadline_seconds,
@@ -57,7 +92,7 @@ pub fn validate(cronjob: &AdvancedCronJob, old: Option<&AdvancedCronJob>) -> Vec
         ));
     }
     if let Some(old) = old
-        && spec.template != old.spec.template
+        && (spec.template != old.spec.template || image_lists.new != image_lists.old)
     {
         errors.push(FieldError::forbidden(
             "spec.template",
@@ -119,7 +154,10 @@ fn time_zone_errors(time_zone: Option<&str>) -> Option<FieldError> {
         .map(|error| FieldError::invalid(PATH, zone, error.to_string()))
 }
 
-fn template_errors(spec: &AdvancedCronJobSpec) -> Vec<FieldError> {
+fn template_errors(
+    spec: &AdvancedCronJobSpec,
+    image_list: Option<&v1beta1::ImageListPullJobTemplateSpec>,
+) -> Vec<FieldError> {
     let template = &spec.template;
     let job = template
         .job_template
@@ -127,16 +165,32 @@ fn template_errors(spec: &AdvancedCronJobSpec) -> Vec<FieldError> {
         .and_then(|job| job.spec.as_ref());
     let broadcast = template.broadcast_job_template.as_ref();
     let mut errors = Vec::new();
-    match (template.job_template.is_some(), broadcast.is_some()) {
-        (false, false) => errors.push(FieldError::forbidden(
+    let templates = [
+        template.job_template.is_some(),
+        broadcast.is_some(),
+        image_list.is_some(),
+    ];
+    match templates.iter().filter(|given| **given).count() {
+        0 => errors.push(FieldError::forbidden(
             "spec.template",
             "spec must have one template, either JobTemplate or BroadcastJobTemplate should be provided",
         )),
-        (true, true) => errors.push(FieldError::forbidden(
+        1 => {}
+        _ if image_list.is_none() => errors.push(FieldError::forbidden(
             "spec.template",
             "spec can have only one template, either JobTemplate or BroadcastJobTemplate should be provided",
         )),
-        _ => {}
+        _ => errors.push(FieldError::forbidden(
+            "spec.template",
+            "spec can have only one template, either JobTemplate, BroadcastJobTemplate or \
+             ImageListPullJobTemplate should be provided",
+        )),
+    }
+    if image_list.is_some_and(|list| list.spec.images.is_empty()) {
+        errors.push(FieldError::required(
+            "spec.template.imageListPullJobTemplate.spec.images",
+            "at least one image is required",
+        ));
     }
     if let Some(job) = job {
         errors.extend(pod_template_errors(

@@ -11,6 +11,7 @@
 )]
 
 use kruise_api::apps::v1alpha1::{AdvancedCronJob, BroadcastJob, ImagePullJob};
+use kruise_api::apps::v1beta1;
 use kruise_api::defaults::ApplyDefaults;
 use kruise_schedule::validation::{advancedcronjob, broadcastjob, imagepulljob};
 use serde_json::{Value, json};
@@ -273,6 +274,88 @@ fn advanced_cron_job_rules() {
             Some(
                 "spec.template: Forbidden: updates to advancedcronjob spec for fields other than 'schedule'",
             ),
+        ),
+    ]);
+}
+
+fn run_cron_v1beta1(rows: &[Row]) {
+    let decoded = |mut value: Value| {
+        value["apiVersion"] = json!("apps.kruise.io/v1beta1");
+        let mut job: v1beta1::AdvancedCronJob = serde_json::from_value(value).unwrap();
+        job.apply_defaults();
+        job
+    };
+    check(&cron_base(), rows, |new, old| {
+        advancedcronjob::validate_v1beta1(&decoded(new), old.map(decoded).as_ref())
+    });
+}
+
+fn image_list_template(images: &[&str]) -> Value {
+    json!({"imageListPullJobTemplate": {"spec": {"images": images, "completionPolicy": {"type": "Always"}}}})
+}
+
+#[test]
+fn advanced_cron_job_v1beta1_rules() {
+    let only_image_list = || {
+        let mut template = image_list_template(&["busybox:1.36"]);
+        template["broadcastJobTemplate"] = Value::Null;
+        json!({"spec": {"template": template}})
+    };
+    run_cron_v1beta1(&[
+        create("the base", json!({}), None),
+        create(
+            "an ImageListPullJob template alone",
+            only_image_list(),
+            None,
+        ),
+        create(
+            "no template",
+            json!({"spec": {"template": {"broadcastJobTemplate": null}}}),
+            Some("spec.template: Forbidden: spec must have one template"),
+        ),
+        create(
+            "an ImageListPullJob template and a BroadcastJob template",
+            json!({"spec": {"template": image_list_template(&["busybox:1.36"])}}),
+            Some(
+                "spec.template: Forbidden: spec can have only one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate",
+            ),
+        ),
+        create(
+            "an ImageListPullJob template without images",
+            {
+                let mut patch = only_image_list();
+                patch["spec"]["template"]["imageListPullJobTemplate"]["spec"]["images"] = json!([]);
+                patch
+            },
+            Some("spec.template.imageListPullJobTemplate.spec.images: Required value"),
+        ),
+        create(
+            "the v1alpha1 rules still hold",
+            json!({"spec": {"schedule": ""}}),
+            Some("spec.schedule: Invalid value: \"\": schedule cannot be empty"),
+        ),
+        update(
+            "the image list changes",
+            only_image_list(),
+            {
+                let mut patch = only_image_list();
+                patch["spec"]["template"]["imageListPullJobTemplate"]["spec"]["images"] =
+                    json!(["busybox:1.37"]);
+                patch
+            },
+            Some(
+                "spec.template: Forbidden: updates to advancedcronjob spec for fields other than 'schedule'",
+            ),
+        ),
+        update(
+            "the schedule changes beside an image list",
+            only_image_list(),
+            {
+                let mut patch = only_image_list();
+                patch["spec"]["schedule"] = json!("0 * * * *");
+                patch
+            },
+            None,
         ),
     ]);
 }

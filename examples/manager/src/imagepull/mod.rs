@@ -6,5 +6,6 @@
 //! * [`pull_secrets`]: the copies of job pull secrets kruise-daemon reads in `kruise-daemon-config`.
 
 pub mod job_controller;
+pub mod list_job;
 pub mod node_image_controller;
 pub mod pull_secrets;

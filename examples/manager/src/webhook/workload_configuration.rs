@@ -70,7 +70,7 @@ pub fn validating_webhooks(options: &WebhookOptions, ca_bundle: &[u8]) -> Vec<Va
             match_policy: Some("Equivalent".to_owned()),
             namespace_selector: None,
             object_selector: Some(LabelSelector::default()),
-            rules: Some(vec![rule(kind, &[kind.validated_version()])]),
+            rules: Some(vec![rule(kind, &[kind.admitted_version()])]),
             side_effects: "None".to_owned(),
             timeout_seconds: Some(options.timeout_seconds),
             match_conditions: None,

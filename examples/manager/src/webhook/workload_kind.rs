@@ -100,6 +100,24 @@ impl WorkloadKind {
         }
     }
 
+    /// The version the validating webhook's rule names, in which requests reach it (`matchPolicy:
+    /// Equivalent` converts the other): the validated version, except for AdvancedCronJob, which is
+    /// validated in v1beta1 (its ImageListPullJob template exists only there; a conversion to v1alpha1 would
+    /// drop it) while its paths keep upstream's v1alpha1.
+    #[must_use]
+    pub fn admitted_version(self) -> &'static str {
+        match self {
+            Self::AdvancedCronJob => "v1beta1",
+            _ => self.validated_version(),
+        }
+    }
+
+    /// `apps.kruise.io/<admitted version>`: what the validating webhook decodes.
+    #[must_use]
+    pub fn admitted_api_version(self) -> String {
+        format!("{GROUP}/{}", self.admitted_version())
+    }
+
     /// `apps.kruise.io/<validated version>`.
     #[must_use]
     pub fn validated_api_version(self) -> String {

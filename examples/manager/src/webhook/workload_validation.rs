@@ -1,5 +1,6 @@
 //! The validation of the workload kinds on JSON objects: each object is converted to the version upstream
-//! validates ([`WorkloadKind::validated_version`]) if it is not already in it, decoded, defaulted, and
+//! validates ([`WorkloadKind::validated_version`]; v1beta1 for an AdvancedCronJob, whose v1beta1-only
+//! ImageListPullJob template is checked too) if it is not already in it, decoded, defaulted, and
 //! checked by the kind's rules in [`kruise_schedule::validation`].
 //!
 //! An UPDATE is refused only for problems it introduces: problems the stored object already had (say, it
@@ -34,7 +35,15 @@ pub fn violations(
         Kind::BroadcastJob => check(kind, object, old, |job: &v1alpha1::BroadcastJob, _| {
             broadcastjob::validate(job)
         }),
-        Kind::AdvancedCronJob => check(kind, object, old, advancedcronjob::validate),
+        // v1beta1, whose ImageListPullJob template the v1alpha1 form cannot hold: its rules are the v1alpha1
+        // ones on the converted object plus that template's.
+        Kind::AdvancedCronJob => check_in(
+            kind,
+            &kind.admitted_api_version(),
+            object,
+            old,
+            advancedcronjob::validate_v1beta1,
+        ),
         Kind::ImagePullJob => check(kind, object, old, |job: &v1alpha1::ImagePullJob, _| {
             imagepulljob::validate(job)
         }),
@@ -50,26 +59,39 @@ fn check<T>(
 where
     T: DeserializeOwned + ApplyDefaults,
 {
-    let new: T = decoded(kind, object, "new")?;
+    check_in(kind, &kind.validated_api_version(), object, old, validate)
+}
+
+/// [`check`] with the objects converted to `api_version`.
+fn check_in<T>(
+    kind: WorkloadKind,
+    api_version: &str,
+    object: &Value,
+    old: Option<&Value>,
+    validate: impl Fn(&T, Option<&T>) -> Vec<FieldError>,
+) -> Result<Vec<FieldError>, String>
+where
+    T: DeserializeOwned + ApplyDefaults,
+{
+    let new: T = decoded(kind, api_version, object, "new")?;
     let Some(old) = old else {
         return Ok(validate(&new, None));
     };
-    let old: T = decoded(kind, old, "old")?;
+    let old: T = decoded(kind, api_version, old, "old")?;
     let mut problems = validate(&new, Some(&old));
     let existing = validate(&old, None);
     problems.retain(|problem| !existing.contains(problem));
     Ok(problems)
 }
 
-/// The object in the validated version, decoded and defaulted.
-fn decoded<T>(kind: WorkloadKind, object: &Value, which: &str) -> Result<T, String>
+/// The object in `target` (an API version), decoded and defaulted.
+fn decoded<T>(kind: WorkloadKind, target: &str, object: &Value, which: &str) -> Result<T, String>
 where
     T: DeserializeOwned + ApplyDefaults,
 {
-    let target = kind.validated_api_version();
     let mut value = object.clone();
-    if value.get("apiVersion").and_then(Value::as_str) != Some(target.as_str()) {
-        value = kruise_api::convert::convert_object(value, &target).map_err(|error| {
+    if value.get("apiVersion").and_then(Value::as_str) != Some(target) {
+        value = kruise_api::convert::convert_object(value, target).map_err(|error| {
             format!(
                 "converting the {which} {} to {target}: {error}",
                 kind.kind()
