@@ -7,7 +7,14 @@ end-to-end tests (scripts/containerd.sh). Nothing is downloaded: the layer is /b
 VERSION is written to /etc/image-version (images that differ only in it have different layers and digests);
 CONFIG_JSON is merged into the image config (for example '{"Entrypoint": ["/bin/sleep", "2147483647"]}').
 Import the archive with `ctr -n k8s.io images import OUT.tar`; its name comes from REF.
+
+    cri-image.py --rootfs DIR REF OUT.tar CONFIG_JSON
+
+The second mode (used by scripts/image.sh) makes the one layer from the directory tree DIR instead (files,
+directories and symbolic links, owned by root, modification times 0, in name order), with CONFIG_JSON merged
+into the image config the same way.
 """
+import os
 import gzip
 import hashlib
 import io
@@ -49,21 +56,52 @@ def layer(version: str) -> bytes:
     return out.getvalue()
 
 
+def rootfs_layer(root: str) -> bytes:
+    """The layer holding the tree under `root`, reproducibly (sorted, root-owned, mtime 0)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for directory, subdirectories, files in os.walk(root):
+            subdirectories.sort()
+            for name in sorted(subdirectories + files):
+                path = os.path.join(directory, name)
+                member = os.path.relpath(path, root)
+                status = os.lstat(path)
+                mode = status.st_mode & 0o7777
+                if os.path.islink(path):
+                    tar.addfile(entry(member, tarfile.SYMTYPE, 0o777, link=os.readlink(path)))
+                elif os.path.isdir(path):
+                    tar.addfile(entry(member, tarfile.DIRTYPE, mode))
+                else:
+                    with open(path, "rb") as source:
+                        data = source.read()
+                    tar.addfile(entry(member, mode=mode, size=len(data)), io.BytesIO(data))
+    return out.getvalue()
+
+
 def main() -> None:
+    if len(sys.argv) == 6 and sys.argv[1] == "--rootfs":
+        root, ref, out, extra = sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
+        write_archive(ref, out, rootfs_layer(root), extra, "kruise-rs scripts/image.sh", 6)
+        return
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     ref, out = sys.argv[1], sys.argv[2]
     version = sys.argv[3] if len(sys.argv) > 3 else "1"
     extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {"Cmd": ["/bin/sh"]}
-    layer_tar = layer(version)
-    layer_gz = gzip.compress(layer_tar, mtime=0)
+    write_archive(ref, out, layer(version), extra, "kruise-rs scripts/cri-image.py", 9)
+
+
+def write_archive(ref: str, out: str, layer_tar: bytes, extra: dict, created_by: str, level: int) -> None:
+    """Writes the oci-layout archive of the image with the one layer `layer_tar` (gzip `level`) and config
+    `extra`."""
+    layer_gz = gzip.compress(layer_tar, compresslevel=level, mtime=0)
     config = {
         "created": "1970-01-01T00:00:00Z",
         "architecture": "amd64",
         "os": "linux",
         "config": dict({"Env": ["PATH=/bin"], "WorkingDir": "/"}, **extra),
         "rootfs": {"type": "layers", "diff_ids": [digest(layer_tar)]},
-        "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "kruise-rs scripts/cri-image.py"}],
+        "history": [{"created": "1970-01-01T00:00:00Z", "created_by": created_by}],
     }
     config_bytes = json.dumps(config, sort_keys=True).encode()
     manifest = {

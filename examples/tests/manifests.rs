@@ -1,6 +1,7 @@
 //! The deployment manifests in `examples/manifests/` agree with each other and with kruise-manager: kinds,
 //! names, namespaces, references, ports, RBAC resource names, and the flags of the Deployment (parsed with
-//! the manager's own option parser).
+//! the manager's own option parser). They are the output of `kruise install` (`kruise_cli::install`), object
+//! for object, and its flags reach the objects.
 
 #![allow(
     clippy::unwrap_used,
@@ -22,10 +23,13 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Ro
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::crd::{CrdOptions, all};
 use kruise_api::keys::image_pull::DAEMON_CONFIG_NAMESPACE;
+use kruise_cli::install::settings::WebhookFailurePolicy;
+use kruise_cli::install::{InstallArgs, manifest_files};
 use kruise_daemon::DaemonOptions;
 use kruise_manager::ManagerOptions;
+use kruise_manager::options::FeatureGates;
 use kruise_manager::webhook::configuration::{
-    CONFIGURATION_NAME, ClientTarget, WebhookOptions, mutating_webhook_configuration,
+    CONFIGURATION_NAME, ClientTarget, FailurePolicy, WebhookOptions, mutating_webhook_configuration,
 };
 use kruise_manager::webhook::validating_configuration::{
     VALIDATING_CONFIGURATION_NAME, validating_webhook_configuration,
@@ -49,19 +53,27 @@ struct DaemonCli {
     log_format: LogFormat,
 }
 
+fn manifest_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests")
+}
+
+/// The objects of one manifest file, in order.
+fn file_objects(path: &Path) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_saphyr::from_multiple(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
 /// Every object of every manifest, by `Kind/name`.
 fn objects() -> BTreeMap<String, Value> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests");
+    let dir = manifest_dir();
     let mut objects = BTreeMap::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
             continue;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
-            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-        for value in documents {
+        for value in file_objects(&path) {
             let key = format!(
                 "{}/{}",
                 value["kind"].as_str().unwrap(),
@@ -620,4 +632,241 @@ fn allowed(rules: &[PolicyRule], group: &str, resource: &str, verb: &str) -> boo
             && rule.resources.iter().flatten().any(|r| r == resource)
             && rule.verbs.iter().any(|v| v == verb)
     })
+}
+
+/// The `.yaml` file names of `examples/manifests/`.
+fn checked_in_files() -> BTreeSet<String> {
+    std::fs::read_dir(manifest_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().and_then(|e| e.to_str()) == Some("yaml"))
+        .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The checked-in files are `kruise install --resource-distribution --output-dir examples/manifests`, object
+/// for object (comments and layout aside); without `--resource-distribution` the stream is every file but
+/// `resource-distribution.yaml`.
+#[test]
+fn the_checked_in_manifests_are_what_kruise_install_generates() {
+    let settings = InstallArgs {
+        resource_distribution: true,
+        ..InstallArgs::default()
+    }
+    .settings()
+    .unwrap();
+    let files = manifest_files(&settings).unwrap();
+    let generated: BTreeSet<String> = files.iter().map(|file| file.name.to_owned()).collect();
+    assert_eq!(generated, checked_in_files());
+    for file in files {
+        let expected: Vec<Value> = file.documents.into_iter().map(|d| d.value).collect();
+        let checked_in = file_objects(&manifest_dir().join(file.name));
+        assert_eq!(
+            checked_in, expected,
+            "examples/manifests/{} differs from `kruise install` (regenerate: kruise install \
+             --resource-distribution --output-dir examples/manifests)",
+            file.name
+        );
+    }
+    let default_files: BTreeSet<String> =
+        manifest_files(&InstallArgs::default().settings().unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|file| file.name.to_owned())
+            .collect();
+    let mut without = checked_in_files();
+    without.remove("resource-distribution.yaml");
+    assert_eq!(default_files, without);
+}
+
+/// The webhook options kruise-manager derives from its flags when it starts its webhook (a Service target in
+/// its `--namespace`, which `POD_NAMESPACE` gives it in the Deployment).
+fn webhook_options_of(options: &ManagerOptions) -> WebhookOptions {
+    let gates: &FeatureGates = &options.feature_gates;
+    WebhookOptions {
+        target: ClientTarget::Service {
+            namespace: options.namespace.clone(),
+            name: options.webhook_service_name.clone(),
+            port: options.webhook_service_port,
+        },
+        failure_policy: options.webhook_failure_policy,
+        excluded_namespaces: options.excluded_namespaces(),
+        deletion_protection: gates.resources_deletion_protection,
+        pod_unavailable_budget_delete: gates.pod_unavailable_budget_delete,
+        pod_unavailable_budget_update: gates.pod_unavailable_budget_update,
+        workload_spread: gates.workload_spread,
+        resource_distribution: gates.resource_distribution,
+        ..WebhookOptions::default()
+    }
+}
+
+/// Removes every `caBundle` (the manager fills it in; the manifests leave it out).
+fn without_ca_bundles(mut value: Value) -> Value {
+    for webhook in value["webhooks"].as_array_mut().unwrap() {
+        webhook["clientConfig"]
+            .as_object_mut()
+            .unwrap()
+            .remove("caBundle");
+    }
+    value
+}
+
+#[test]
+fn kruise_install_flags_reach_the_objects() {
+    let namespace = "acme-kruise";
+    let gates = "WorkloadSpread=false,PodUnavailableBudgetUpdateGate=true,\
+                 ResourcesDeletionProtection=false,KruisePodReadinessGate=true,ResourceDistributionGate=true";
+    let settings = InstallArgs {
+        namespace: namespace.into(),
+        replicas: 5,
+        feature_gates: gates.into(),
+        manager_image: Some("registry.example/kruise-manager:dev".into()),
+        daemon_image: Some("registry.example/kruise-daemon:dev".into()),
+        manager_cpu: "1".into(),
+        manager_memory: "300Mi".into(),
+        manager_memory_limit: "2Gi".into(),
+        webhook_failure_policy: WebhookFailurePolicy::Ignore,
+        daemon_socket_location: "/var/run/crio".into(),
+        daemon_socket_name: "crio.sock".into(),
+        resource_distribution: true,
+        ..InstallArgs::default()
+    }
+    .settings()
+    .unwrap();
+    let mut objects = BTreeMap::new();
+    for file in manifest_files(&settings).unwrap() {
+        for document in file.documents {
+            let key = format!(
+                "{}/{}",
+                document.value["kind"].as_str().unwrap(),
+                document.value["metadata"]["name"].as_str().unwrap()
+            );
+            assert!(
+                objects.insert(key.clone(), document.value).is_none(),
+                "{key} twice"
+            );
+        }
+    }
+    assert!(objects.contains_key("ClusterRole/kruise-manager-resource-distribution"));
+
+    // The namespace everywhere: objects, binding subjects, webhook Services.
+    for (key, object) in &objects {
+        if let Some(ns) = object["metadata"]["namespace"].as_str() {
+            assert!(
+                ns == namespace || ns == DAEMON_CONFIG_NAMESPACE,
+                "{key}: {ns}"
+            );
+        }
+        for subject in object["subjects"].as_array().into_iter().flatten() {
+            assert_eq!(subject["namespace"], namespace, "{key}");
+        }
+    }
+    assert!(objects.contains_key(&format!("Namespace/{namespace}")));
+    assert!(!objects.contains_key("Namespace/kruise-system"));
+    let cluster_role: ClusterRole = typed(&objects, "ClusterRole/kruise-manager");
+    assert_eq!(
+        resource_names(&cluster_role.rules.unwrap(), "", "namespaces", "patch"),
+        BTreeSet::from(["kube-system".to_owned(), namespace.to_owned()])
+    );
+
+    // The Deployment: replicas, image, resources, and flags the manager's own parser reads back.
+    let deployment: Deployment = typed(&objects, "Deployment/kruise-manager");
+    assert_eq!(deployment.spec.replicas, Some(5));
+    let container = deployment.spec.template.spec.unwrap().containers[0].clone();
+    assert_eq!(
+        container.image.as_deref(),
+        Some("registry.example/kruise-manager:dev")
+    );
+    let resources = container.resources.clone().unwrap();
+    assert_eq!(resources.requests.as_ref().unwrap()["cpu"].0, "1");
+    assert_eq!(resources.requests.as_ref().unwrap()["memory"].0, "300Mi");
+    assert_eq!(resources.limits.as_ref().unwrap()["memory"].0, "2Gi");
+    let mut args = vec![
+        "kruise-manager".to_owned(),
+        format!("--namespace={namespace}"),
+    ];
+    args.extend(container.args.clone().unwrap());
+    let options = Cli::try_parse_from(args).unwrap().options;
+    assert_eq!(options.webhook_failure_policy, FailurePolicy::Ignore);
+    let parsed = &options.feature_gates;
+    assert!(!parsed.workload_spread);
+    assert!(parsed.pod_unavailable_budget_update);
+    assert!(!parsed.resources_deletion_protection);
+    assert!(parsed.kruise_pod_readiness_gate);
+    assert!(parsed.resource_distribution);
+
+    // The webhook configurations are what this manager writes, and every webhook has the failure policy.
+    let webhook_options = webhook_options_of(&options);
+    let mutating =
+        serde_json::to_value(mutating_webhook_configuration(&webhook_options, b"")).unwrap();
+    assert_eq!(
+        objects[&format!("MutatingWebhookConfiguration/{CONFIGURATION_NAME}")],
+        without_ca_bundles(mutating)
+    );
+    let validating =
+        serde_json::to_value(validating_webhook_configuration(&webhook_options, b"")).unwrap();
+    assert_eq!(
+        objects[&format!("ValidatingWebhookConfiguration/{VALIDATING_CONFIGURATION_NAME}")],
+        without_ca_bundles(validating)
+    );
+    for key in [
+        format!("MutatingWebhookConfiguration/{CONFIGURATION_NAME}"),
+        format!("ValidatingWebhookConfiguration/{VALIDATING_CONFIGURATION_NAME}"),
+    ] {
+        let webhooks = objects[&key]["webhooks"].as_array().unwrap();
+        assert!(!webhooks.is_empty());
+        for webhook in webhooks {
+            assert_eq!(
+                webhook["failurePolicy"], "Ignore",
+                "{key}: {}",
+                webhook["name"]
+            );
+            assert_eq!(webhook["clientConfig"]["service"]["namespace"], namespace);
+        }
+    }
+
+    // The daemon: image, and the socket location mounted where its --cri-endpoint points.
+    let daemon_set: DaemonSet = typed(&objects, "DaemonSet/kruise-daemon");
+    let pod = daemon_set.spec.template.spec.unwrap();
+    let volume = &pod.volumes.unwrap()[0];
+    assert_eq!(volume.host_path.as_ref().unwrap().path, "/var/run/crio");
+    let container = &pod.containers[0];
+    assert_eq!(
+        container.image.as_deref(),
+        Some("registry.example/kruise-daemon:dev")
+    );
+    let mut args = vec!["kruise-daemon".to_owned()];
+    args.extend(container.args.clone().unwrap());
+    let cli = DaemonCli::try_parse_from(&args).unwrap();
+    let mount = &container.volume_mounts.as_ref().unwrap()[0];
+    assert_eq!(mount.name, volume.name);
+    assert_eq!(
+        cli.options.cri_endpoint,
+        format!("unix://{}/crio.sock", mount.mount_path)
+    );
+}
+
+/// The defaults of `kruise install` are kruise-manager's: the default webhook options give the manifests'
+/// webhook configurations.
+#[test]
+fn kruise_install_defaults_match_the_managers_webhook_defaults() {
+    let settings = InstallArgs::default().settings().unwrap();
+    let files = manifest_files(&settings).unwrap();
+    let webhook_file = files
+        .iter()
+        .find(|file| file.name == "webhook.yaml")
+        .unwrap();
+    let options = WebhookOptions::default();
+    assert_eq!(
+        webhook_file.documents[0].value,
+        without_ca_bundles(
+            serde_json::to_value(mutating_webhook_configuration(&options, b"")).unwrap()
+        )
+    );
+    assert_eq!(
+        webhook_file.documents[1].value,
+        without_ca_bundles(
+            serde_json::to_value(validating_webhook_configuration(&options, b"")).unwrap()
+        )
+    );
 }

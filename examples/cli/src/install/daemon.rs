@@ -1,0 +1,186 @@
+//! `daemon.yaml`: kruise-daemon, one per node next to the node's container runtime, with its RBAC.
+
+use k8s_openapi::api::apps::v1::{
+    DaemonSet, DaemonSetSpec, DaemonSetUpdateStrategy, RollingUpdateDaemonSet,
+};
+use k8s_openapi::api::core::v1::{
+    Container, HostPathVolumeSource, PodSpec, PodTemplateSpec, SecurityContext, ServiceAccount,
+    Toleration, Volume, VolumeMount,
+};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_api::keys::image_pull::DAEMON_CONFIG_NAMESPACE;
+
+use super::container_parts::{container_port, field_env, http_probe, resources};
+use super::document::Document;
+use super::object_meta::{app_labels, cluster_meta, namespaced_meta};
+use super::policy_rule::{role_ref, rule, service_account_subject};
+use super::settings::InstallSettings;
+
+/// The name of the DaemonSet, its ServiceAccount and pods' `app.kubernetes.io/name`.
+pub const DAEMON: &str = "kruise-daemon";
+/// The name of its ClusterRole and ClusterRoleBinding.
+pub const DAEMON_CLUSTER_ROLE: &str = "kruise-rs-daemon";
+/// The Role (and binding) of the pull secrets it reads.
+const PULL_SECRETS_ROLE: &str = "kruise-daemon-pull-secrets";
+/// Its health and metrics port (host network).
+pub const HEALTH_PORT: i32 = 10221;
+/// The volume of the runtime socket's directory.
+const SOCKET_VOLUME: &str = "runtime-socket";
+
+fn container(settings: &InstallSettings) -> Container {
+    let socket = &settings.daemon_socket;
+    let health = || IntOrString::Int(HEALTH_PORT);
+    Container {
+        name: "daemon".to_owned(),
+        image: Some(settings.daemon_image.clone()),
+        // The image's entrypoint; named so an image holding both binaries works as well.
+        command: Some(vec![DAEMON.to_owned()]),
+        args: Some(vec![
+            "--node-name=$(NODE_NAME)".to_owned(),
+            format!("--cri-endpoint={}", socket.endpoint()),
+            format!("--health-bind-address=0.0.0.0:{HEALTH_PORT}"),
+            "--log-format=json".to_owned(),
+        ]),
+        env: Some(vec![field_env("NODE_NAME", "spec.nodeName")]),
+        ports: Some(vec![container_port("health", HEALTH_PORT)]),
+        readiness_probe: Some(http_probe("/readyz", health(), 5, None)),
+        liveness_probe: Some(http_probe("/healthz", health(), 10, None)),
+        resources: Some(resources(
+            &[("cpu", "10m"), ("memory", "32Mi")],
+            &[("memory", "128Mi")],
+        )),
+        security_context: Some(SecurityContext {
+            run_as_user: Some(0),
+            allow_privilege_escalation: Some(false),
+            read_only_root_filesystem: Some(true),
+            ..SecurityContext::default()
+        }),
+        volume_mounts: Some(vec![VolumeMount {
+            name: SOCKET_VOLUME.to_owned(),
+            mount_path: socket.mount_path(),
+            ..VolumeMount::default()
+        }]),
+        ..Container::default()
+    }
+}
+
+fn daemon_set(settings: &InstallSettings) -> DaemonSet {
+    let mut metadata = namespaced_meta(DAEMON, &settings.namespace);
+    metadata.labels = Some(app_labels(DAEMON));
+    DaemonSet {
+        metadata,
+        spec: DaemonSetSpec {
+            selector: LabelSelector {
+                match_labels: Some(app_labels(DAEMON)),
+                match_expressions: None,
+            },
+            update_strategy: Some(DaemonSetUpdateStrategy {
+                type_: Some("RollingUpdate".to_owned()),
+                rolling_update: Some(RollingUpdateDaemonSet {
+                    max_unavailable: Some(IntOrString::String("10%".to_owned())),
+                    max_surge: None,
+                }),
+            }),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(app_labels(DAEMON)),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    service_account_name: Some(DAEMON.to_owned()),
+                    host_network: Some(true),
+                    termination_grace_period_seconds: Some(10),
+                    tolerations: Some(vec![Toleration {
+                        operator: Some("Exists".to_owned()),
+                        ..Toleration::default()
+                    }]),
+                    containers: vec![container(settings)],
+                    volumes: Some(vec![Volume {
+                        name: SOCKET_VOLUME.to_owned(),
+                        host_path: Some(HostPathVolumeSource {
+                            path: settings.daemon_socket.location.clone(),
+                            type_: Some("Directory".to_owned()),
+                        }),
+                        ..Volume::default()
+                    }]),
+                    ..PodSpec::default()
+                }),
+            },
+            ..DaemonSetSpec::default()
+        },
+        status: None,
+    }
+}
+
+/// The daemon's ServiceAccount, RBAC and DaemonSet.
+///
+/// # Errors
+/// Rendering fails.
+pub fn documents(settings: &InstallSettings) -> std::io::Result<Vec<Document>> {
+    let namespace = settings.namespace.as_str();
+    let subjects = Some(vec![service_account_subject(DAEMON, namespace)]);
+    let kruise = "apps.kruise.io";
+    Ok(vec![
+        Document::new(
+            "kruise-daemon: one per node, next to the node's container runtime. It reads the\n\
+             ContainerRecreateRequests labelled with its node and its node's NodeImage, acts through the CRI\n\
+             socket, and writes their status. It reads pull Secrets only in kruise-daemon-config\n\
+             (namespace.yaml), where kruise-manager copies them.",
+            &ServiceAccount {
+                metadata: namespaced_meta(DAEMON, namespace),
+                ..ServiceAccount::default()
+            },
+        )?,
+        Document::new(
+            "",
+            &ClusterRole {
+                metadata: cluster_meta(DAEMON_CLUSTER_ROLE),
+                rules: Some(vec![
+                    rule(
+                        &[kruise],
+                        &["containerrecreaterequests", "nodeimages"],
+                        &["get", "list", "watch"],
+                    ),
+                    rule(
+                        &[kruise],
+                        &["containerrecreaterequests/status", "nodeimages/status"],
+                        &["get", "patch", "update"],
+                    ),
+                ]),
+                aggregation_rule: None,
+            },
+        )?,
+        Document::new(
+            "",
+            &ClusterRoleBinding {
+                metadata: cluster_meta(DAEMON_CLUSTER_ROLE),
+                role_ref: role_ref("ClusterRole", DAEMON_CLUSTER_ROLE),
+                subjects: subjects.clone(),
+            },
+        )?,
+        Document::new(
+            "The pull secrets NodeImages reference: the copies kruise-manager keeps in kruise-daemon-config,\n\
+             no others.",
+            &Role {
+                metadata: namespaced_meta(PULL_SECRETS_ROLE, DAEMON_CONFIG_NAMESPACE),
+                rules: Some(vec![rule(&[""], &["secrets"], &["get"])]),
+            },
+        )?,
+        Document::new(
+            "",
+            &RoleBinding {
+                metadata: namespaced_meta(PULL_SECRETS_ROLE, DAEMON_CONFIG_NAMESPACE),
+                role_ref: role_ref("Role", PULL_SECRETS_ROLE),
+                subjects,
+            },
+        )?,
+        Document::new(
+            "Every node, including tainted and control-plane ones (requests for their pods must be served),\n\
+             on the host network. Talking to the runtime socket needs root; nothing else is written on the\n\
+             host. The socket's host directory is mounted under /hostvar.",
+            &daemon_set(settings),
+        )?,
+    ])
+}
