@@ -13,6 +13,9 @@ use crate::completion::CompletionArgs;
 use crate::crds::CrdsArgs;
 use crate::cron::CronArgs;
 use crate::inplace::InplaceCommand;
+use crate::install::InstallArgs;
+use crate::live::create_job::CreateJobArgs;
+use crate::live::set_verbs::{SetEnvArgs, SetResourcesArgs};
 use crate::live::verbs::{ScaledownArgs, SetImageArgs};
 use crate::rollout::RolloutCommand;
 use crate::sidecar::SidecarCommand;
@@ -38,6 +41,9 @@ pub struct Cli {
 enum Command {
     /// Print every OpenKruise CustomResourceDefinition as a YAML stream (ready for `kubectl apply -f -`).
     Crds(CrdsArgs),
+    /// Print the manifests that install kruise-manager and kruise-daemon (`kruise install | kubectl apply
+    /// -f -`); flags mirror the Helm chart's values.
+    Install(InstallArgs),
     /// Cron schedules as the AdvancedCronJob controller reads them (robfig/cron v3).
     Cron(CronArgs),
     /// In-place updates: what an update from one revision to another changes in a pod, or why it recreates.
@@ -59,6 +65,10 @@ enum Command {
     /// Delete chosen pods of a CloneSet on the cluster and scale it down by them: `scaledown cloneset/NAME
     /// --pods a,b`.
     Scaledown(ScaledownArgs),
+    /// Create an object on the cluster: `create job NAME --from=advancedcronjob/ACJ` runs an AdvancedCronJob
+    /// now.
+    #[command(subcommand)]
+    Create(CreateCommand),
     /// Print a shell completion script: `source <(kruise completion bash)`, `kruise completion zsh >
     /// "${fpath[1]}/_kruise"`, `kruise completion fish | source`.
     Completion(CompletionArgs),
@@ -70,6 +80,19 @@ enum SetCommand {
     /// New images for the pod template's containers of a CloneSet, Advanced StatefulSet or Advanced
     /// DaemonSet (`*=IMAGE` for all).
     Image(SetImageArgs),
+    /// Set (`NAME=VALUE`), remove (`NAME-`) or list (`--list`) environment variables of the pod template's
+    /// containers, as `kubectl set env` does.
+    Env(SetEnvArgs),
+    /// Set resource limits and requests of the pod template's containers, as `kubectl set resources` does.
+    Resources(SetResourcesArgs),
+}
+
+/// Subcommands of `kruise create`.
+#[derive(Subcommand)]
+enum CreateCommand {
+    /// Create the Job (or BroadcastJob, ImageListPullJob) an AdvancedCronJob's template makes, now:
+    /// `create job NAME --from=advancedcronjob/ACJ`.
+    Job(CreateJobArgs),
 }
 
 /// The name the program was started by: `kubectl kruise` for the plugin binary, else `kruise`.
@@ -104,6 +127,7 @@ pub fn main() -> ExitCode {
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
     let result = match &cli.command {
         Command::Crds(args) => crate::crds::run(args, &mut stdout, &mut stderr),
+        Command::Install(args) => crate::install::run(args, &mut stdout, &mut stderr),
         Command::Cron(args) => crate::cron::run(
             args,
             chrono::Utc::now(),
@@ -121,6 +145,13 @@ pub fn main() -> ExitCode {
         Command::Cloneset(command) => crate::cloneset::run(command, &mut stdout),
         Command::Set(SetCommand::Image(args)) => crate::live::verbs::set_image(args, &mut stdout),
         Command::Scaledown(args) => crate::live::verbs::scaledown(args, &mut stdout),
+        Command::Set(SetCommand::Env(args)) => crate::live::set_verbs::set_env(args, &mut stdout),
+        Command::Set(SetCommand::Resources(args)) => {
+            crate::live::set_verbs::set_resources(args, &mut stdout)
+        }
+        Command::Create(CreateCommand::Job(args)) => {
+            crate::live::create_job::create_job(args, &mut stdout)
+        }
         Command::Completion(args) => crate::completion::run(args, &mut command(name), &mut stdout),
     };
     match result {

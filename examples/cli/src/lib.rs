@@ -10,6 +10,7 @@ pub mod crds;
 pub mod cron;
 pub mod inplace;
 pub mod input;
+pub mod install;
 pub mod live;
 pub mod output;
 pub mod rollout;

@@ -3,8 +3,6 @@
 //! kruise-manager roll it out, `scaledown --pods` deletes exactly the named pod, and the namespace defaults
 //! to the kubeconfig context's. Bad input is refused with a one-line error and the contract's exit code.
 
-use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
@@ -12,52 +10,29 @@ use kube::ResourceExt;
 use serde_json::json;
 
 use crate::cloneset_env::Env;
+use crate::kruise_binary;
 use crate::support::{Cluster, wait_for};
 
 const NAMESPACE: &str = "e2e-kruise-verbs";
 const WAIT: Duration = Duration::from_secs(90);
 
-/// Runs the `kruise` binary with `args` and the suite's kubeconfig; `(exit code, stdout, stderr)`.
-async fn kruise(cluster: &Cluster, args: &[&str]) -> Result<(i32, String, String)> {
-    kruise_with(&cluster.kubeconfig, args).await
-}
-
-/// Runs the `kruise` binary with `args` and `--kubeconfig=kubeconfig`.
-async fn kruise_with(kubeconfig: &Path, args: &[&str]) -> Result<(i32, String, String)> {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_kruise"));
-    command
-        .args(args)
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .env_remove("KUBECONFIG")
-        .kill_on_drop(true);
-    let output: Output = tokio::time::timeout(WAIT, command.output())
-        .await
-        .with_context(|| format!("kruise {args:?} did not finish"))??;
-    Ok((
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    ))
-}
-
-/// Runs `kruise args...` and expects exit 0 and `expected` as its output.
+/// Runs `kruise args...` with the suite's kubeconfig and expects exit 0 and `expected` as its output.
 async fn succeeds(cluster: &Cluster, args: &[&str], expected: &str) -> Result<()> {
-    let (code, stdout, stderr) = kruise(cluster, args).await?;
+    let stdout = kruise_binary::run(&cluster.kubeconfig, None, args)
+        .await?
+        .succeeded(args)?;
     ensure!(
-        code == 0 && stdout.trim_end() == expected,
-        "kruise {args:?}: exit {code}, stdout {stdout:?} (expected {expected:?}), stderr {stderr:?}"
+        stdout.trim_end() == expected,
+        "kruise {args:?}: stdout {stdout:?}, expected {expected:?}"
     );
     Ok(())
 }
 
 /// Runs `kruise args...` and expects exit `code` with an error line containing `words`.
 async fn refused(cluster: &Cluster, args: &[&str], code: i32, words: &str) -> Result<()> {
-    let (actual, stdout, stderr) = kruise(cluster, args).await?;
-    ensure!(
-        actual == code && stderr.starts_with("error: ") && stderr.contains(words),
-        "kruise {args:?}: exit {actual} (expected {code}), stderr {stderr:?} (expected {words:?}), stdout {stdout:?}"
-    );
-    Ok(())
+    kruise_binary::run(&cluster.kubeconfig, None, args)
+        .await?
+        .refused(args, code, &[words])
 }
 
 pub async fn kruise_live_verbs_change_workloads(cluster: &Cluster) -> Result<()> {
@@ -144,16 +119,14 @@ async fn verbs(cluster: &Cluster, env: &Env) -> Result<()> {
         .map(ResourceExt::name_any)
         .context("no pod of web")?;
     let kubeconfig = context_namespace_kubeconfig(cluster).await?;
-    let (code, stdout, stderr) = kruise_with(
-        &kubeconfig,
-        &["scaledown", "cloneset/web", "--pods", &victim],
-    )
-    .await?;
+    let args = ["scaledown", "cloneset/web", "--pods", &victim];
+    let stdout = kruise_binary::run(&kubeconfig, None, &args)
+        .await?
+        .succeeded(&args)?;
     ensure!(
-        code == 0
-            && stdout.trim_end()
-                == format!("cloneset.apps.kruise.io/web scaled down to 2 (deleting {victim})"),
-        "scaledown: exit {code}, stdout {stdout:?}, stderr {stderr:?}"
+        stdout.trim_end()
+            == format!("cloneset.apps.kruise.io/web scaled down to 2 (deleting {victim})"),
+        "scaledown: stdout {stdout:?}"
     );
     wait_for(
         "web to have 2 pods, without the one scaled down",

@@ -49,11 +49,11 @@ pub struct ScaledownArgs {
     pub cluster: ClusterArgs,
 }
 
-fn cluster(error: impl std::fmt::Display) -> CliError {
+pub(crate) fn cluster(error: impl std::fmt::Display) -> CliError {
     CliError::Cluster(error.to_string())
 }
 
-fn block_on<T>(work: impl Future<Output = Result<T, CliError>>) -> Result<T, CliError> {
+pub(crate) fn block_on<T>(work: impl Future<Output = Result<T, CliError>>) -> Result<T, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -62,13 +62,13 @@ fn block_on<T>(work: impl Future<Output = Result<T, CliError>>) -> Result<T, Cli
 }
 
 /// The workload as read, and how to write to it.
-struct Workload {
-    api: Api<DynamicObject>,
-    resource: ApiResource,
-    object: Value,
+pub(crate) struct Workload {
+    pub(crate) api: Api<DynamicObject>,
+    pub(crate) resource: ApiResource,
+    pub(crate) object: Value,
 }
 
-async fn read(connection: &Connection, target: &Target) -> Result<Workload, CliError> {
+pub(crate) async fn read(connection: &Connection, target: &Target) -> Result<Workload, CliError> {
     let resource = served(&connection.client, target.kind).await?;
     let api: Api<DynamicObject> =
         Api::namespaced_with(connection.client.clone(), &connection.namespace, &resource);
@@ -87,7 +87,11 @@ async fn read(connection: &Connection, target: &Target) -> Result<Workload, CliE
     })
 }
 
-async fn write(workload: &Workload, target: &Target, patch: &Value) -> Result<(), CliError> {
+pub(crate) async fn write(
+    workload: &Workload,
+    target: &Target,
+    patch: &Value,
+) -> Result<(), CliError> {
     match workload
         .api
         .patch(&target.name, &PatchParams::default(), &Patch::Merge(patch))

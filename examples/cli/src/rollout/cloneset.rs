@@ -18,7 +18,7 @@ use kruise_schedule::cloneset::{
 };
 use serde_json::{Value, json};
 
-use super::owned::{Owned, read_owned};
+use super::owned::Owned;
 use super::template_revision::{chosen_revisions, revision_refs, workload_key};
 use super::{PlanArgs, PlanFormat, write_json};
 use crate::CliError;
@@ -30,6 +30,7 @@ use crate::CliError;
 pub(super) fn plan_cloneset(
     args: &PlanArgs,
     cloneset: &v1beta1::CloneSet,
+    owned: &Owned,
     now: Timestamp,
     out: &mut impl Write,
 ) -> Result<(), CliError> {
@@ -37,7 +38,6 @@ pub(super) fn plan_cloneset(
         .with_feature_gates(&args.feature_gates)
         .map_err(|error| CliError::Invalid(format!("--feature-gates: {error}")))?;
     options.exclude_preparing_delete = args.exclude_preparing_delete;
-    let owned = read_owned(&args.pods)?;
     let status = cloneset.status.clone().unwrap_or_default();
     let (current, update) = chosen_revisions(
         args,
@@ -60,7 +60,7 @@ pub(super) fn plan_cloneset(
     let result = plan(&input);
     let view = PlanView {
         cloneset,
-        owned: &owned,
+        owned,
         plan: &result,
     };
     match args.output {

@@ -62,8 +62,14 @@ impl Owned {
 
 /// Reads the pods file: pods, claims, ControllerRevisions and nodes.
 pub(super) fn read_owned(path: &str) -> Result<Owned, CliError> {
+    owned_from_objects(path, read_objects(&[path.to_owned()])?)
+}
+
+/// Sorts `objects` (read from `path`, which names them in errors) into pods, claims, ControllerRevisions
+/// and nodes.
+pub(super) fn owned_from_objects(path: &str, objects: Vec<Value>) -> Result<Owned, CliError> {
     let mut owned = Owned::default();
-    for (index, object) in read_objects(&[path.to_owned()])?.into_iter().enumerate() {
+    for (index, object) in objects.into_iter().enumerate() {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or("Pod");
         let name = object
             .pointer("/metadata/name")

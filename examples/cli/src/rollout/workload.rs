@@ -49,7 +49,11 @@ pub(super) fn read_workload(path: &str) -> Result<Workload, CliError> {
             ),
         ));
     }
-    let object = objects.pop().unwrap_or(Value::Null);
+    workload_from_object(path, &objects.pop().unwrap_or(Value::Null))
+}
+
+/// The workload `object` (read from `path`, which names it in errors).
+pub(super) fn workload_from_object(path: &str, object: &Value) -> Result<Workload, CliError> {
     let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = object
         .get("apiVersion")
@@ -57,9 +61,9 @@ pub(super) fn read_workload(path: &str) -> Result<Workload, CliError> {
         .unwrap_or("");
     match kind {
         "CloneSet" => match api_version {
-            BETA => decode::<v1beta1::CloneSet>(path, &object)
+            BETA => decode::<v1beta1::CloneSet>(path, object)
                 .map(|set| Workload::CloneSet(Box::new(set))),
-            ALPHA => decode::<v1alpha1::CloneSet>(path, &object)
+            ALPHA => decode::<v1alpha1::CloneSet>(path, object)
                 .map(|alpha| Workload::CloneSet(Box::new(v1beta1::CloneSet::from(&alpha)))),
             other => Err(invalid(
                 path,
@@ -67,15 +71,15 @@ pub(super) fn read_workload(path: &str) -> Result<Workload, CliError> {
             )),
         },
         "StatefulSet" => {
-            hub::<v1alpha1::StatefulSet, v1beta1::StatefulSet>(path, &object, kind, api_version)
+            hub::<v1alpha1::StatefulSet, v1beta1::StatefulSet>(path, object, kind, api_version)
                 .map(|set| Workload::StatefulSet(Box::new(set)))
         }
         "DaemonSet" => {
-            hub::<v1alpha1::DaemonSet, v1beta1::DaemonSet>(path, &object, kind, api_version)
+            hub::<v1alpha1::DaemonSet, v1beta1::DaemonSet>(path, object, kind, api_version)
                 .map(|set| Workload::DaemonSet(Box::new(set)))
         }
         "SidecarSet" => {
-            hub::<v1alpha1::SidecarSet, v1beta1::SidecarSet>(path, &object, kind, api_version).map(
+            hub::<v1alpha1::SidecarSet, v1beta1::SidecarSet>(path, object, kind, api_version).map(
                 |mut set| {
                     set.metadata.namespace = None;
                     Workload::SidecarSet(Box::new(set))
