@@ -41,7 +41,7 @@ pub async fn cluster_examples_run_against_the_api_server(cluster: &Cluster) -> R
 }
 
 /// `target/<profile>/examples/<name>`: the test binary is `target/<profile>/deps/e2e-<hash>`.
-fn example_binary(name: &str) -> Result<PathBuf> {
+pub(crate) fn example_binary(name: &str) -> Result<PathBuf> {
     let test_binary = std::env::current_exe().context("the path of the e2e test binary")?;
     let profile_dir = test_binary
         .parent()
