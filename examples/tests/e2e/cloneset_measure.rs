@@ -20,6 +20,7 @@ use serde_json::json;
 
 use crate::cloneset_env::{Env, ManagerHandle, is_ready, simulator_config};
 use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::rollout_plot::{self, Chart};
 use crate::support::{Cluster, Histogram, http_get, percentile, rss, wait_for};
 
 const NAMESPACE: &str = "e2e-cs-measure";
@@ -65,6 +66,8 @@ struct Timeline {
     /// Pod events seen, and watch errors.
     events: usize,
     errors: Vec<String>,
+    /// Pods per revision and unavailable pods over time, from the creation on.
+    plot: Option<rollout_plot::Timeline>,
 }
 
 async fn reconcile_histogram(port: u16) -> Result<Histogram> {
@@ -80,33 +83,21 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
     let replicas = replicas();
     let (rss_idle, _) = rss(pid)?;
     let started = Instant::now();
-    env.create(
-        "big",
-        i32::try_from(replicas)?,
-        "nginx:1.25",
-        json!({"updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "10%"}}}),
-    )
-    .await?;
-    wait_for(
-        &format!("{replicas} Ready pods"),
-        Duration::from_secs(900),
-        || async {
-            let status = env.clonesets().get("big").await?.status.unwrap_or_default();
-            Ok((usize::try_from(status.ready_replicas)? == replicas).then_some(()))
-        },
-    )
-    .await?;
-    let to_ready = started.elapsed();
-    let (rss_ready, _) = rss(pid)?;
-    let histogram_create = reconcile_histogram(port).await?;
-
-    // The rollout, watched event by event.
-    let timeline = Arc::new(Mutex::new(Timeline::default()));
+    // The creation and the rollout, watched event by event.
+    let timeline = Arc::new(Mutex::new(Timeline {
+        plot: Some(rollout_plot::Timeline::new(
+            started,
+            Duration::from_millis(100),
+        )),
+        ..Timeline::default()
+    }));
     let recorder = Arc::clone(&timeline);
     let config = watcher::Config::default().labels("app=big");
     let api = env.pods_api();
     let watch = tokio::spawn(async move {
         let mut ready: BTreeMap<String, bool> = BTreeMap::new();
+        // Pod name -> (at the new image, Ready).
+        let mut pods: BTreeMap<String, (bool, bool)> = BTreeMap::new();
         let mut events = watcher(api, config)
             .default_backoff()
             .applied_objects()
@@ -133,11 +124,38 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
                 .as_ref()
                 .and_then(|s| s.containers.first())
                 .and_then(|c| c.image.clone());
-            if image.as_deref() == Some("nginx:1.26") {
+            let at_new_image = image.as_deref() == Some("nginx:1.26");
+            pods.insert(name.clone(), (at_new_image, is_now_ready));
+            if at_new_image {
                 timeline.update_started.entry(name).or_insert(now);
+            }
+            let new = pods.values().filter(|(at_new, _)| *at_new).count();
+            let unavailable = pods.values().filter(|(_, ready)| !*ready).count();
+            if let Some(plot) = timeline.plot.as_mut() {
+                plot.record(now, pods.len() - new, new, unavailable);
             }
         }
     });
+    env.create(
+        "big",
+        i32::try_from(replicas)?,
+        "nginx:1.25",
+        json!({"updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "10%"}}}),
+    )
+    .await?;
+    wait_for(
+        &format!("{replicas} Ready pods"),
+        Duration::from_secs(900),
+        || async {
+            let status = env.clonesets().get("big").await?.status.unwrap_or_default();
+            Ok((usize::try_from(status.ready_replicas)? == replicas).then_some(()))
+        },
+    )
+    .await?;
+    let to_ready = started.elapsed();
+    let (rss_ready, _) = rss(pid)?;
+    let histogram_create = reconcile_histogram(port).await?;
+
     tokio::time::sleep(Duration::from_secs(2)).await;
     let changed = Instant::now();
     env.set_image("big", "nginx:1.26").await?;
@@ -157,6 +175,30 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
     .await?;
     let (rss_after, rss_peak) = rss(pid)?;
     watch.abort();
+    let plotted = {
+        let mut timeline = timeline.lock().unwrap();
+        let plot = timeline.plot.take().context("the timeline's plot")?;
+        let markers = [
+            (plot.seconds_at(started + to_ready), "all Ready"),
+            (plot.seconds_at(changed), "image changed"),
+            (plot.seconds_at(changed + rollout), "rolled out"),
+        ];
+        let title = format!(
+            "CloneSet of {replicas} pods: creation, then in-place rollout (maxUnavailable 10%), {} build",
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        );
+        let chart = Chart {
+            title: &title,
+            old_label: "pods at nginx:1.25",
+            new_label: "pods at nginx:1.26",
+            markers: &markers,
+        };
+        rollout_plot::write_if_asked(&chart, plot.samples())?
+    };
     let histogram_all = reconcile_histogram(port).await?;
 
     let (starts, readies, seen) = {
@@ -231,6 +273,12 @@ async fn measure(env: &Env, pid: u32, port: u16) -> Result<()> {
         "    reconcile durations (all):          {}",
         histogram_all.summary("reconciles")
     );
+    if let Some(path) = plotted {
+        eprintln!(
+            "    plot (pods per revision, unavailable pods): {}",
+            path.display()
+        );
+    }
     eprintln!(
         "    manager RSS: idle {rss_idle:.0} MiB, {replicas} pods ready {rss_ready:.0} MiB, after rollout {rss_after:.0} MiB, peak {rss_peak:.0} MiB"
     );

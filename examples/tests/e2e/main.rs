@@ -30,16 +30,22 @@ mod cloneset_predownload;
 mod cloneset_rollout;
 mod cloneset_scale;
 mod cluster_examples;
+mod container_image;
 mod container_recreate;
 mod crds;
+mod custom_operator;
 mod daemon_pod_watch;
 mod daemon_restart;
 mod daemonset_env;
 mod deletion_protection;
 mod identities;
+mod image_list_pull;
 mod image_pull;
 mod jobs;
+mod kruise_binary;
 mod kruise_live_verbs;
+mod kruise_rollout_verbs;
+mod kruise_set_verbs;
 mod leader;
 mod leader_frozen;
 mod manager_process;
@@ -49,6 +55,7 @@ mod pod_watch;
 mod race;
 mod registry_gate;
 mod resource_distribution;
+mod rollout_plot;
 mod sidecar_terminator;
 mod sidecarset;
 mod sidecarset_measure;
@@ -106,6 +113,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("daemon_pulls_images", |c| {
         Box::pin(image_pull::daemon_pulls_images(c))
     }),
+    ("image_list_pull_job_pulls_every_image", |c| {
+        Box::pin(image_list_pull::image_list_pull_job_pulls_every_image(c))
+    }),
     ("daemon_killed_mid_request_resumes", |c| {
         Box::pin(daemon_restart::daemon_killed_mid_request_resumes(c))
     }),
@@ -161,8 +171,19 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("kruise_live_verbs_change_workloads", |c| {
         Box::pin(kruise_live_verbs::kruise_live_verbs_change_workloads(c))
     }),
+    ("kruise_rollout_verbs_follow_and_undo", |c| {
+        Box::pin(kruise_rollout_verbs::kruise_rollout_verbs_follow_and_undo(
+            c,
+        ))
+    }),
+    ("kruise_set_env_resources_and_create_job", |c| {
+        Box::pin(kruise_set_verbs::kruise_set_env_resources_and_create_job(c))
+    }),
     ("cluster_examples_run_against_the_api_server", |c| {
         Box::pin(cluster_examples::cluster_examples_run_against_the_api_server(c))
+    }),
+    ("custom_operator_rolls_out_its_own_crd", |c| {
+        Box::pin(custom_operator::custom_operator_rolls_out_its_own_crd(c))
     }),
     (
         "advanced_statefulset_seed_demo_partition_holds_and_releases",
@@ -333,6 +354,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ),
     ("resource_distribution_distributes_a_secret", |c| {
         Box::pin(resource_distribution::resource_distribution_distributes_a_secret(c))
+    }),
+    ("container_images_run_their_entrypoints", |c| {
+        Box::pin(container_image::container_images_run_their_entrypoints(c))
     }),
     ("sidecarset_measure_webhook_and_memory", |c| {
         Box::pin(sidecarset_measure::sidecarset_measure_webhook_and_memory(c))

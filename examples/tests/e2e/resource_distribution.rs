@@ -13,6 +13,7 @@
 //!   failed 0, every condition `False`;
 //! * a new labelled namespace receives its copy within 10 s (the time is printed);
 //! * a change of `spec.resource` updates every copy (data and hash);
+//! * a second distributor of a ConfigMap to a list of namespaces: copies with the data, then updated data;
 //! * removing a namespace's label deletes its copy;
 //! * labelling the namespace with the foreign Secret reports `ConflictOccurred` (that namespace in
 //!   `failedNamespace`), failed 1, and leaves the foreign Secret alone;
@@ -22,7 +23,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail, ensure};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kruise_api::apps::v1alpha1::ResourceDistribution;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
@@ -111,6 +112,10 @@ impl Names {
 
     fn conflicting(&self) -> String {
         format!("{}-conflicting", self.prefix)
+    }
+
+    fn config_distributor(&self) -> String {
+        format!("{}-config", self.prefix)
     }
 
     fn label(&self) -> (String, String) {
@@ -430,6 +435,10 @@ async fn scenario(client: &Client, run: &Names) -> Result<()> {
     );
 
     phase = lap(phase, "resource update");
+    // A ConfigMap, distributed to a list of namespaces, and kept in step with its source.
+    distribute_config_map(client, run, &[a1.clone(), inc.clone()]).await?;
+
+    phase = lap(phase, "ConfigMap distribution");
     // Removing a label deletes that copy.
     label_namespace(client, &a2, &label, false).await?;
     wait_copies(
@@ -489,6 +498,74 @@ async fn scenario(client: &Client, run: &Names) -> Result<()> {
     Ok(())
 }
 
+const CONFIG_MAP: &str = "e2e-settings";
+
+/// The `mode` of the ConfigMap copy in `namespace` made by `distributor`, `None` when there is none.
+async fn config_copy(
+    client: &Client,
+    namespace: &str,
+    distributor: &str,
+) -> Result<Option<String>> {
+    let copy = Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .get_opt(CONFIG_MAP)
+        .await?;
+    Ok(copy.and_then(|copy| {
+        let from = copy.metadata.annotations.as_ref()?.get(FROM)?.clone();
+        (from == distributor).then_some(())?;
+        copy.data?.get("mode").cloned()
+    }))
+}
+
+/// A distributor of a ConfigMap to `namespaces` (a list, no selector): every namespace gets the data, and a
+/// change of the source's data reaches every copy.
+async fn distribute_config_map(client: &Client, run: &Names, namespaces: &[String]) -> Result<()> {
+    let name = run.config_distributor();
+    let list: Vec<Value> = namespaces
+        .iter()
+        .map(|namespace| json!({"name": namespace}))
+        .collect();
+    let object: ResourceDistribution = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "ResourceDistribution",
+        "metadata": {"name": name},
+        "spec": {
+            "resource": {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": CONFIG_MAP}, "data": {"mode": "blue"}},
+            "targets": {"includedNamespaces": {"list": list}}
+        }
+    }))?;
+    let api: Api<ResourceDistribution> = Api::all(client.clone());
+    api.create(&PostParams::default(), &object)
+        .await
+        .context("creating the ConfigMap distributor")?;
+    for mode in ["blue", "green"] {
+        if mode == "green" {
+            api.patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"resource": {"data": {"mode": "green"}}}})),
+            )
+            .await
+            .context("changing the ConfigMap's data")?;
+        }
+        wait_for(
+            &format!("ConfigMap copies with mode {mode:?} in {namespaces:?}"),
+            WAIT,
+            || async {
+                for namespace in namespaces {
+                    let found = config_copy(client, namespace, &name).await?;
+                    if found.as_deref() != Some(mode) {
+                        bail!("the ConfigMap in {namespace} has mode {found:?}");
+                    }
+                }
+                Ok(Some(()))
+            },
+        )
+        .await?;
+    }
+    wait_status(&api, &name, (2, 2, 0)).await?;
+    Ok(())
+}
+
 /// Prints how long a phase took; returns the start of the next.
 fn lap(started: Instant, phase: &str) -> Instant {
     eprintln!("    {phase}: {:?}", started.elapsed());
@@ -496,7 +573,11 @@ fn lap(started: Instant, phase: &str) -> Instant {
 }
 
 async fn cleanup(client: &Client, run: &Names) -> Result<()> {
-    for name in [run.distributor(), run.conflicting()] {
+    for name in [
+        run.distributor(),
+        run.conflicting(),
+        run.config_distributor(),
+    ] {
         let _ = Api::<ResourceDistribution>::all(client.clone())
             .delete(&name, &DeleteParams::default())
             .await;
