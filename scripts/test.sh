@@ -68,7 +68,17 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 # enables none), and each documented the way docs.rs does (`[package.metadata.docs.rs]`).
 libraries=(-p kruise-api -p kruise-lifecycle -p kruise-inplace -p kruise-schedule -p kruise-sidecar)
 step "cargo package of the libraries (built from the packages)"
-K8S_OPENAPI_ENABLED_VERSION=1.37 cargo package "${libraries[@]}" --locked --allow-dirty --quiet
+# Cargo verifies each package against its siblings through a local registry of this run's packages. It takes
+# a registry crate of a given name and version to be immutable: its unpacked sources
+# ($CARGO_HOME/registry/src/-<hash>/) and its build are reused by the next run of the same version, which
+# would then check the last run's code. So the verification builds in its own target directory (kept, so
+# only the five libraries are rebuilt), and both copies of the libraries are removed first.
+package_target=target/package-verify
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/kruise-{api,lifecycle,inplace,schedule,sidecar}-[0-9]*
+rm -rf "$package_target"/debug/.fingerprint/kruise-* "$package_target"/debug/deps/libkruise_* "$package_target"/debug/deps/kruise_*
+CARGO_TARGET_DIR="$package_target" K8S_OPENAPI_ENABLED_VERSION=1.37 \
+  cargo package "${libraries[@]}" --locked --allow-dirty --quiet
+
 step "cargo doc of the libraries as docs.rs builds them"
 for library in kruise-api kruise-lifecycle kruise-inplace kruise-schedule kruise-sidecar; do
   RUSTDOCFLAGS="-D warnings" cargo doc -p "$library" --features k8s-openapi/latest --no-deps --locked --quiet
