@@ -34,6 +34,7 @@ pub mod broadcast_job;
 pub mod cloneset;
 pub mod cron;
 pub mod daemonset;
+pub mod ephemeral_job;
 pub mod image_pull;
 pub mod int_or_percent;
 pub mod partition;

@@ -45,6 +45,7 @@ pub mod cloneset;
 pub mod crds;
 pub mod crr;
 pub mod daemonset;
+pub mod ephemeral_job;
 pub mod http;
 pub mod imagepull;
 pub mod leader;

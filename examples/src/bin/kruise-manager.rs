@@ -48,6 +48,7 @@ fn controllers(config: CloneSetConfig, daemonset: DaemonSetConfig) -> Controller
     kruise_manager::imagepull::list_job::register(&mut controllers);
     kruise_manager::sidecar_terminator::register(&mut controllers);
     controllers.register(kruise_manager::broadcast_job::BroadcastJobController);
+    controllers.register(kruise_manager::ephemeral_job::EphemeralJobController);
     controllers.register(kruise_manager::advanced_cron_job::AdvancedCronJobController);
     kruise_manager::unavailable_budget::controller::register(&mut controllers);
     controllers

@@ -38,6 +38,7 @@ mod daemon_pod_watch;
 mod daemon_restart;
 mod daemonset_env;
 mod deletion_protection;
+mod ephemeral_job;
 mod identities;
 mod image_list_pull;
 mod image_pull;
@@ -131,6 +132,12 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("advanced_cron_job_schedules_broadcast_jobs", |c| {
         Box::pin(jobs::advanced_cron_job_schedules_broadcast_jobs(c))
     }),
+    (
+        "ephemeral_job_reports_a_cluster_without_ephemeral_containers",
+        |c| {
+            Box::pin(ephemeral_job::ephemeral_job_reports_a_cluster_without_ephemeral_containers(c))
+        },
+    ),
     ("cloneset_creates_ready_pods", |c| {
         Box::pin(cloneset_scale::cloneset_creates_ready_pods(c))
     }),

@@ -140,6 +140,13 @@ fn cluster_rules(namespace: &str) -> Vec<PolicyRule> {
             &["broadcastjobs/status", "advancedcronjobs/status"],
             &write_status,
         ),
+        rule(&[kruise], &["ephemeraljobs"], &all_verbs),
+        rule(&[kruise], &["ephemeraljobs/status"], &write_status),
+        rule(
+            &[""],
+            &["pods/ephemeralcontainers"],
+            &["get", "update", "patch"],
+        ),
         rule(
             &["batch"],
             &["jobs"],
