@@ -271,16 +271,18 @@ async fn conversion(client: &Client) -> Result<()> {
         Ok(())
     })
     .await?;
+    // Its own container name: the SidecarSet webhook refuses a name another SidecarSet that may select the
+    // same pods uses, and e2e-conv-alpha (namespace team-a, which may carry the label team=b) still exists.
     let beta = json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": "e2e-conv-beta"},
         "spec": {"namespaceSelector": {"matchLabels": {"team": "b"}},
             "selector": {"matchLabels": {"app": "conv"}},
-            "containers": [{"name": "sidecar1", "image": "busybox"}]}
+            "containers": [{"name": "sidecar2", "image": "busybox"}]}
     });
     round_trip(client, sidecarset, "v1beta1", "v1alpha1", beta, |alpha| {
         ensure!(alpha["spec"]["namespaceSelector"]["matchLabels"]["team"] == "b");
-        ensure!(alpha["spec"]["containers"][0]["name"] == "sidecar1");
+        ensure!(alpha["spec"]["containers"][0]["name"] == "sidecar2");
         Ok(())
     })
     .await?;
