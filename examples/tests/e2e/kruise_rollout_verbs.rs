@@ -14,6 +14,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
+use crate::asts_env;
 use crate::cloneset_env::{Env, running_image};
 use crate::kruise_binary;
 use crate::support::{Cluster, wait_for};
@@ -46,6 +47,49 @@ pub async fn kruise_rollout_verbs_follow_and_undo(cluster: &Cluster) -> Result<(
     let result = scenario(cluster, &env).await;
     let stopped = env.stop().await;
     result.and(stopped)
+}
+
+/// The namespace of the Advanced StatefulSet part.
+const ASTS_NAMESPACE: &str = "e2e-kruise-rollout-asts";
+
+/// The same verbs on an Advanced StatefulSet rolled out by kruise-manager: `set image`, `rollout status`
+/// to the end, `rollout history` with both revisions, `rollout undo` back to the first image.
+pub async fn kruise_rollout_verbs_on_an_advanced_statefulset(cluster: &Cluster) -> Result<()> {
+    let env = asts_env::start(cluster, ASTS_NAMESPACE, "rollout-asts").await?;
+    let result = statefulset_verbs(cluster, &env).await;
+    let stopped = env.stop().await;
+    result.and(stopped)
+}
+
+async fn statefulset_verbs(cluster: &Cluster, env: &Env) -> Result<()> {
+    let kruise = |args: &'static [&'static str]| async move {
+        kruise_binary::run(&cluster.kubeconfig, Some(ASTS_NAMESPACE), args)
+            .await?
+            .succeeded(args)
+    };
+    asts_env::create(env, asts_env::statefulset("db", 2, "nginx:1.24", json!({}))).await?;
+    asts_env::wait_rolled_out(env, "db", "db", &["db-0", "db-1"], "main", "nginx:1.24").await?;
+    kruise(&["set", "image", "asts/db", "main=nginx:1.25"]).await?;
+    let status = kruise(&["rollout", "status", "asts/db", "--timeout", "150s"]).await?;
+    ensure!(
+        status
+            .lines()
+            .last()
+            .is_some_and(|line| line.contains("successfully rolled out")),
+        "status: {status:?}"
+    );
+    asts_env::wait_rolled_out(env, "db", "db", &["db-0", "db-1"], "main", "nginx:1.25").await?;
+    let history = kruise(&["rollout", "history", "asts/db"]).await?;
+    let rows: Vec<&str> = history.lines().skip(2).collect();
+    ensure!(
+        history.lines().nth(1) == Some("REVISION  CHANGE-CAUSE")
+            && rows.first().is_some_and(|row| row.starts_with("1 "))
+            && rows.get(1).is_some_and(|row| row.starts_with("2 ")),
+        "history: {history:?}"
+    );
+    kruise(&["rollout", "undo", "asts/db", "--to-revision", "1"]).await?;
+    asts_env::wait_rolled_out(env, "db", "db", &["db-0", "db-1"], "main", "nginx:1.24").await?;
+    Ok(())
 }
 
 async fn scenario(cluster: &Cluster, env: &Env) -> Result<()> {

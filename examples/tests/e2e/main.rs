@@ -183,6 +183,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
             c,
         ))
     }),
+    ("kruise_rollout_verbs_on_an_advanced_statefulset", |c| {
+        Box::pin(kruise_rollout_verbs::kruise_rollout_verbs_on_an_advanced_statefulset(c))
+    }),
     ("kruise_set_env_resources_and_create_job", |c| {
         Box::pin(kruise_set_verbs::kruise_set_env_resources_and_create_job(c))
     }),
