@@ -528,7 +528,15 @@ fn the_daemon_runs_everywhere_with_its_own_flags_and_least_privilege() {
     for verb in ["get", "list", "watch"] {
         assert!(!allowed(&rules, "", "secrets", verb), "secrets {verb}");
     }
-    assert!(!allowed(&rules, "", "pods", "get"));
+    // The container meta worker reads its node's pods and writes only their status subresource.
+    for verb in ["get", "list", "watch"] {
+        assert!(allowed(&rules, "", "pods", verb), "pods {verb}");
+    }
+    for verb in ["create", "update", "patch", "delete"] {
+        assert!(!allowed(&rules, "", "pods", verb), "pods {verb}");
+    }
+    assert!(allowed(&rules, "", "pods/status", "patch"));
+    assert!(!allowed(&rules, "", "pods/status", "update"));
     let (role, binding) = pull_secret_role(&objects, "kruise-daemon-pull-secrets");
     let subjects = binding.subjects.unwrap();
     assert_eq!(subjects.len(), 1);

@@ -10,6 +10,8 @@
 //! * [`completion`]: whether the update finished (image IDs, kubelet container hashes, env-from-metadata
 //!   hashes).
 //! * [`revision`]: ControllerRevision data and names, byte for byte as Go builds them.
+//! * [`runtime_meta`]: kruise-daemon's `runtime-containers-meta` report and its env-from-metadata restarts;
+//!   [`launch_barrier`]: the container launch priority barrier ConfigMap's next key.
 //!
 //! [`apply()`] and [`refresh()`] return an [`Outcome`]: the pod after the step and the RFC 6902 patches a
 //! controller sends, in order. Time is an argument; switches are [`UpdateOptions`] (with upstream's
@@ -67,6 +69,7 @@ pub mod error;
 pub mod go_json;
 mod go_types;
 mod json_diff;
+pub mod launch_barrier;
 pub mod launch_priority;
 pub mod options;
 pub mod patch;
@@ -74,6 +77,7 @@ pub mod qos;
 pub mod quantity;
 pub mod refresh;
 pub mod revision;
+pub mod runtime_meta;
 pub mod state;
 mod strategic_merge;
 pub mod update_spec;

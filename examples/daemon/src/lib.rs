@@ -10,6 +10,12 @@
 //!   the CRI ImageService (pull secrets, timeout, backoff) and reports each tag's status; the pull secrets
 //!   are the copies kruise-manager keeps in the `kruise-daemon-config` namespace, the only namespace whose
 //!   Secrets the daemon may read;
+//! * [`container_meta`]: the pods bound to its node (gate `DaemonWatchingPod`): reports what the runtime
+//!   runs in `apps.kruise.io/runtime-containers-meta` and, during an in-place update, stops containers whose
+//!   env from pod labels or annotations changed (gate `InPlaceUpdateEnvFromMetadata`);
+//! * [`pod_probe`]: its NodePodProbe (named after the node): runs the custom probes of PodProbeMarkers
+//!   it lists (`exec` through CRI `ExecSync`, `tcpSocket` and `httpGet` to the pod's IP) and writes their
+//!   results to its status;
 //! * [`metrics`] and the HTTP endpoints `/healthz` (the runtime answers `Version`), `/readyz` and
 //!   `/metrics` on `--health-bind-address`.
 //!
@@ -47,6 +53,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod container_meta;
 pub mod crr;
 pub mod hook_error;
 pub mod http_hook;
@@ -56,6 +63,7 @@ pub mod kill;
 pub mod metrics;
 pub mod pod_address;
 pub mod pod_identity;
+pub mod pod_probe;
 pub mod recorded_kill;
 
 use std::net::SocketAddr;
@@ -66,6 +74,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
+use self::container_meta::ContainerMetaGates;
 use self::metrics::DaemonMetrics;
 use kruise_runtime::cri::{CriClient, CriError};
 use kruise_runtime::shutdown::Shutdown;
@@ -82,6 +91,10 @@ pub struct DaemonOptions {
     /// Where `/healthz`, `/readyz` and `/metrics` are served (upstream's daemon uses port 10221).
     #[arg(long, default_value = "0.0.0.0:10221")]
     pub health_bind_address: SocketAddr,
+    /// Upstream feature gates, `Name=true|false,...`. The container meta worker reads `DaemonWatchingPod`
+    /// and `InPlaceUpdateEnvFromMetadata` (both default true); other names are left to other workers.
+    #[arg(long = "feature-gates", value_parser = ContainerMetaGates::parse, default_value = "")]
+    pub container_meta_gates: ContainerMetaGates,
 }
 
 impl Default for DaemonOptions {
@@ -90,6 +103,7 @@ impl Default for DaemonOptions {
             node_name: String::new(),
             cri_endpoint: "unix:///run/containerd/containerd.sock".into(),
             health_bind_address: SocketAddr::from(([0, 0, 0, 0], 10221)),
+            container_meta_gates: ContainerMetaGates::default(),
         }
     }
 }
@@ -176,6 +190,20 @@ impl Daemon {
             self.metrics.clone(),
             shutdown.clone(),
         );
+        let container_meta = container_meta::run(
+            client.clone(),
+            self.cri.clone(),
+            self.options.node_name.clone(),
+            self.options.container_meta_gates,
+            self.metrics.clone(),
+            shutdown.clone(),
+        );
+        let prober = pod_probe::run(
+            client.clone(),
+            self.cri.clone(),
+            self.options.node_name.clone(),
+            shutdown.clone(),
+        );
         let puller = image_puller::run(
             client,
             self.cri.clone(),
@@ -183,7 +211,7 @@ impl Daemon {
             self.metrics.clone(),
             shutdown.clone(),
         );
-        tokio::join!(crr_worker, puller);
+        tokio::join!(crr_worker, container_meta, puller, prober);
         let _ = http.await;
         tracing::info!("kruise-daemon stopped");
         Ok(())

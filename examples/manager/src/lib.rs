@@ -48,15 +48,19 @@ pub mod daemonset;
 pub mod ephemeral_job;
 pub mod http;
 pub mod imagepull;
+pub mod launch_priority_barrier;
 pub mod leader;
 pub mod leading;
 pub mod options;
+pub mod persistent_pod_state;
+pub mod pod_probe_marker;
 pub mod pod_readiness;
 pub mod resource_distribution;
 pub mod sidecar_terminator;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod unavailable_budget;
+pub mod united_deployment;
 pub mod webhook;
 pub mod workload;
 pub mod workload_spread;
@@ -511,6 +515,9 @@ async fn start_webhook(
         sidecarsets: Some(stores.clone()),
         budgets: (gates.pod_unavailable_budget_delete || gates.pod_unavailable_budget_update)
             .then(|| budgets.clone()),
+        persistent_pod_states: Some(
+            crate::webhook::persistent_pod_state::PersistentPodStateStores::shared(informers),
+        ),
     };
     let app = server::router(
         mutator,
@@ -549,6 +556,7 @@ async fn start_webhook(
                 .then(|| informers.get::<k8s_openapi::api::core::v1::Namespace>()),
         },
     ))
+    .merge(crate::webhook::pod_probe_marker::router(gates.pod_probe_marker))
     .layer(axum::middleware::from_fn_with_state(
         metrics.clone(),
         crate::webhook::request_metrics::count_request,
@@ -603,6 +611,7 @@ async fn start_webhook(
         pod_unavailable_budget_update: options.feature_gates.pod_unavailable_budget_update,
         workload_spread: options.feature_gates.workload_spread,
         resource_distribution: options.feature_gates.resource_distribution,
+        pod_probe_marker: options.feature_gates.pod_probe_marker,
         ..WebhookOptions::default()
     };
     let bundle = certificates.borrow().material.ca_pem.clone();

@@ -113,8 +113,9 @@ pub struct ManagerOptions {
     /// PodUnavailableBudget units), `PodUnavailableBudgetUpdateGate` (default false: so do pod updates and
     /// the in-place updates of the CloneSet and SidecarSet controllers), `WorkloadSpread` (default true:
     /// the WorkloadSpread pod webhooks and controller) and `ResourceDistributionGate` (default false: the
-    /// ResourceDistribution controller and validating webhook); and, as upstream's one list, the gates of
-    /// the CloneSet, Advanced StatefulSet and Advanced DaemonSet controllers (see their
+    /// ResourceDistribution controller and validating webhook), `PodProbeMarkerGate` (default true: the
+    /// PodProbeMarker and NodePodProbe controllers and the PodProbeMarker webhook); and, as upstream's
+    /// one list, the gates of the CloneSet, Advanced StatefulSet and Advanced DaemonSet controllers (see their
     /// `--<controller>-feature-gates`, whose settings win over this list's for that controller).
     #[arg(long, value_parser = parse_feature_gates, default_value = "")]
     pub feature_gates: FeatureGates,
@@ -161,6 +162,9 @@ pub struct FeatureGates {
     /// `ResourceDistributionGate` (default off, as upstream since v1.5): the ResourceDistribution
     /// controller and validating webhook.
     pub resource_distribution: bool,
+    /// `PodProbeMarkerGate` (default on, as upstream since v1.4): the PodProbeMarker and NodePodProbe
+    /// controllers and the PodProbeMarker validating webhook.
+    pub pod_probe_marker: bool,
     /// Every `Name=value` entry of the list, in order (the controllers' gates among them).
     pub listed: Vec<(String, bool)>,
 }
@@ -175,6 +179,7 @@ impl Default for FeatureGates {
             pod_unavailable_budget_update: false,
             workload_spread: true,
             resource_distribution: false,
+            pod_probe_marker: true,
             listed: Vec::new(),
         }
     }
@@ -223,6 +228,8 @@ const POD_UNAVAILABLE_BUDGET_UPDATE_GATE: &str = "PodUnavailableBudgetUpdateGate
 const WORKLOAD_SPREAD: &str = "WorkloadSpread";
 /// The gate name of [`FeatureGates::resource_distribution`].
 const RESOURCE_DISTRIBUTION_GATE: &str = "ResourceDistributionGate";
+/// The gate name of [`FeatureGates::pod_probe_marker`].
+const POD_PROBE_MARKER_GATE: &str = "PodProbeMarkerGate";
 
 /// Parses `Name=true|false,...` (values as Go's `strconv.ParseBool`): the manager's gates, and the
 /// controllers' gates, which [`FeatureGates::list_for`] hands on.
@@ -248,6 +255,8 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
             gates.workload_spread = value;
         } else if name == RESOURCE_DISTRIBUTION_GATE {
             gates.resource_distribution = value;
+        } else if name == POD_PROBE_MARKER_GATE {
+            gates.pod_probe_marker = value;
         } else if gates.sidecarset.set_gate(name, value).is_err()
             && !controller_gates.contains(&name)
         {
@@ -255,7 +264,7 @@ pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
                 "unknown feature gate {name:?} (known: {KRUISE_POD_READINESS_GATE}, \
                  {RESOURCES_DELETION_PROTECTION}, {POD_UNAVAILABLE_BUDGET_DELETE_GATE}, \
                  {POD_UNAVAILABLE_BUDGET_UPDATE_GATE}, {WORKLOAD_SPREAD}, \
-                 {RESOURCE_DISTRIBUTION_GATE}, {}, {})",
+                 {RESOURCE_DISTRIBUTION_GATE}, {POD_PROBE_MARKER_GATE}, {}, {})",
                 kruise_sidecar::Options::GATE_NAMES.join(", "),
                 controller_gates.join(", ")
             ));
@@ -554,6 +563,18 @@ mod tests {
         );
         let error = parse_feature_gates("Nope=true").unwrap_err();
         assert!(error.contains("ResourceDistributionGate"), "{error}");
+    }
+
+    #[test]
+    fn pod_probe_marker_is_on_unless_turned_off() {
+        assert!(FeatureGates::default().pod_probe_marker);
+        assert!(
+            !parse_feature_gates("PodProbeMarkerGate=false")
+                .unwrap()
+                .pod_probe_marker
+        );
+        let error = parse_feature_gates("Nope=true").unwrap_err();
+        assert!(error.contains("PodProbeMarkerGate"), "{error}");
     }
 
     #[test]

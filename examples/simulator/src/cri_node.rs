@@ -7,6 +7,12 @@
 //! Pods are polled every second (there is no event stream from the runtime, like kubelet's PLEG relist).
 //! A deleted pod's sandbox is stopped and removed before the pod object is. A pod in a terminal phase has its
 //! remaining containers stopped (kubelet kills what still runs once a pod is terminal); its phase is kept.
+//! Containers get the environment kubelet would give them ([`super::container_env`]: `fieldRef`, ConfigMap
+//! and Secret keys, `envFrom`); one whose environment cannot be built (a missing ConfigMap, Secret or key) is
+//! not created and is reported waiting with reason `CreateContainerConfigError` and kubelet's message, and
+//! tried again on the next pass. Each container carries kubelet v1.20's spec hash in its
+//! `io.kubernetes.container.hash` annotation.
+//!
 //! Not supported in this mode: init containers, volumes, probes (a running container is ready).
 
 use kruise_runtime::actions::{is_conflict, is_not_found};
@@ -15,14 +21,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use k8s_cri::v1 as cri;
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kruise_lifecycle::container_recreate::runtime_view::{PodView, RuntimeState};
 use kube::api::{DeleteParams, PostParams, Preconditions};
 use kube::{Api, ResourceExt};
 use tokio::sync::OnceCell;
 
+use super::container_env::{self, EnvSources};
 use super::runtime_status;
+use kruise_inplace::container_hash;
 use kruise_runtime::cri::view::{pod_view, runtime_state};
 use kruise_runtime::cri::{CriClient, CriError, labels};
 
@@ -172,6 +180,9 @@ impl CriNode {
         let view = self.view(&uid).await.map_err(runtime)?;
         let decision = runtime_status::decide(pod, &view, host_ip, Timestamp::now());
         let mut started = false;
+        // Containers whose environment cannot be built (kubelet's CreateContainerConfigError): not created,
+        // reported waiting, tried again on the next pass.
+        let mut config_errors = Vec::new();
         for (name, restart_count) in &decision.start {
             let Some(container) = pod
                 .spec
@@ -180,7 +191,22 @@ impl CriNode {
             else {
                 continue;
             };
-            self.start_container(pod, &sandbox, container, *restart_count)
+            let sources =
+                fetch_env_sources(api, container)
+                    .await
+                    .map_err(|source| CriNodeError::Kube {
+                        pod: key.clone(),
+                        source,
+                    })?;
+            let env = match container_env::resolve(pod, container, host_ip, &sources) {
+                Ok(env) => env,
+                Err(error) => {
+                    tracing::info!(pod = %key, container = %name, %error, "cannot build the container's environment");
+                    config_errors.push((name.clone(), error.message));
+                    continue;
+                }
+            };
+            self.start_container(pod, &sandbox, container, *restart_count, env)
                 .await
                 .map_err(runtime)?;
             tracing::info!(pod = %key, container = %name, restart_count, "started container");
@@ -189,9 +215,15 @@ impl CriNode {
         if started {
             // Report from the runtime's new state at once (container IDs, start times).
             let view = self.view(&uid).await.map_err(runtime)?;
-            let decision = runtime_status::decide(pod, &view, host_ip, Timestamp::now());
+            let mut decision = runtime_status::decide(pod, &view, host_ip, Timestamp::now());
+            runtime_status::mark_config_errors(&mut decision.status, &config_errors);
             self.write_status(pod, api, decision.status, &key).await?;
             return Ok(Some(RELIST));
+        }
+        let mut decision = decision;
+        runtime_status::mark_config_errors(&mut decision.status, &config_errors);
+        if !config_errors.is_empty() {
+            decision.recheck_after = Some(RELIST);
         }
         self.write_status(pod, api, decision.status, &key).await?;
         Ok(Some(
@@ -282,6 +314,7 @@ impl CriNode {
         sandbox: &(String, cri::PodSandboxConfig),
         container: &Container,
         restart_count: i32,
+        env: Vec<(String, String)>,
     ) -> Result<(), CriError> {
         let namespace = pod.namespace().unwrap_or_default();
         let name = pod.name_any();
@@ -306,16 +339,9 @@ impl CriNode {
             command: container.command.clone().unwrap_or_default(),
             args: container.args.clone().unwrap_or_default(),
             working_dir: container.working_dir.clone().unwrap_or_default(),
-            envs: container
-                .env
-                .iter()
-                .flatten()
-                .filter_map(|env| {
-                    env.value.as_ref().map(|value| cri::KeyValue {
-                        key: env.name.clone(),
-                        value: value.clone(),
-                    })
-                })
+            envs: env
+                .into_iter()
+                .map(|(key, value)| cri::KeyValue { key, value })
                 .collect(),
             labels: labels::container_labels(&namespace, &name, &uid, &container.name),
             annotations: HashMap::from([
@@ -327,6 +353,7 @@ impl CriNode {
                     labels::POD_TERMINATION_GRACE_PERIOD.to_owned(),
                     grace.to_string(),
                 ),
+                (labels::CONTAINER_HASH.to_owned(), kubelet_hash(container)),
             ]),
             log_path: format!("{}_{restart_count}.log", container.name),
             linux: Some(cri::LinuxContainerConfig {
@@ -385,6 +412,50 @@ impl CriNode {
         }
         Ok(())
     }
+}
+
+/// The container hash kubelet v1.20 (the simulated nodes' version) writes in the container's
+/// `io.kubernetes.container.hash` annotation: the whole container spec, in hex.
+fn kubelet_hash(container: &Container) -> String {
+    format!(
+        "{:x}",
+        container_hash::hash_before_v1_31(container).unwrap_or_default()
+    )
+}
+
+/// Fetches the ConfigMaps and Secrets the container's environment reads (a missing one is `None`).
+async fn fetch_env_sources(
+    pods: &Api<Pod>,
+    container: &Container,
+) -> Result<EnvSources, kube::Error> {
+    let (config_map_names, secret_names) = container_env::references(container);
+    let mut sources = EnvSources::default();
+    if config_map_names.is_empty() && secret_names.is_empty() {
+        return Ok(sources);
+    }
+    let client = kube::Client::from(pods.clone());
+    let namespace = pods.namespace().unwrap_or_default().to_owned();
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    for name in config_map_names {
+        let data = config_maps
+            .get_opt(&name)
+            .await?
+            .map(|config_map| config_map.data.unwrap_or_default());
+        sources.config_maps.insert(name, data);
+    }
+    let secrets: Api<Secret> = Api::namespaced(client, &namespace);
+    for name in secret_names {
+        let data = secrets.get_opt(&name).await?.map(|secret| {
+            secret
+                .data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(key, value)| (key, String::from_utf8_lossy(&value.0).into_owned()))
+                .collect()
+        });
+        sources.secrets.insert(name, data);
+    }
+    Ok(sources)
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@
 //! * [`job_exit`]: job pods (`restartPolicy` Never/OnFailure) exit with a code after the job run duration;
 //! * [`termination`]: terminating pods are removed (grace period 0) after the termination delay;
 //! * containerd-backed mode ([`cri_node`], [`runtime_status`]): on nodes given `--cri-endpoint`, pods run as
-//!   real sandboxes and containers on a CRI runtime, restarted as kubelet would;
+//!   real sandboxes and containers on a CRI runtime, restarted as kubelet would, with the environment kubelet
+//!   builds ([`container_env`]);
 //! * failure injection ([`SimulatorConfig::never_ready`], [`SimulatorConfig::slow_nodes`]);
 //! * [`Simulator`]: the I/O loop (kube-runtime reflector + controller over pods, optimistic concurrency).
 //!
@@ -34,6 +35,7 @@
 //! ```
 
 pub mod binding;
+pub mod container_env;
 pub mod cri_node;
 pub mod identity;
 pub mod job_exit;

@@ -119,7 +119,7 @@ pub fn decide(pod: &Pod, view: &PodView, host_ip: &str, now: Timestamp) -> Decis
                 reported.started = Some(true);
                 reported.state = Some(ContainerState {
                     running: Some(ContainerStateRunning {
-                        started_at: latest.started_at().map(Time),
+                        started_at: latest.started_at().map(whole_second),
                     }),
                     ..ContainerState::default()
                 });
@@ -183,6 +183,33 @@ pub fn decide(pod: &Pod, view: &PodView, host_ip: &str, now: Timestamp) -> Decis
     decision
 }
 
+/// The reason kubelet reports for a container whose environment could not be built.
+pub const CREATE_CONTAINER_CONFIG_ERROR: &str = "CreateContainerConfigError";
+
+/// Reports each `(container, message)` of `errors` as kubelet does when it could not build the container's
+/// configuration: waiting with reason [`CREATE_CONTAINER_CONFIG_ERROR`] and the message, not ready.
+pub fn mark_config_errors(status: &mut PodStatus, errors: &[(String, String)]) {
+    for reported in status.container_statuses.iter_mut().flatten() {
+        if let Some((_, message)) = errors.iter().find(|(name, _)| *name == reported.name) {
+            reported.ready = false;
+            reported.started = Some(false);
+            reported.state = Some(ContainerState {
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some(CREATE_CONTAINER_CONFIG_ERROR.to_owned()),
+                    message: Some(message.clone()),
+                }),
+                ..ContainerState::default()
+            });
+        }
+    }
+}
+
+/// A runtime time as the API server stores it (whole seconds), so an unchanged status compares equal to the
+/// stored one and is not written again.
+fn whole_second(time: Timestamp) -> Time {
+    Time(Timestamp::from_second(time.as_second()).unwrap_or(time))
+}
+
 fn waiting(reason: &str) -> ContainerState {
     ContainerState {
         waiting: Some(ContainerStateWaiting {
@@ -199,8 +226,8 @@ fn terminated_state(view: &PodView, container: &ContainerView) -> ContainerState
             container_id: Some(view.full_id(container)),
             exit_code: container.exit_code,
             reason: (!container.reason.is_empty()).then(|| container.reason.clone()),
-            started_at: container.started_at().map(Time),
-            finished_at: container.finished_at().map(Time),
+            started_at: container.started_at().map(whole_second),
+            finished_at: container.finished_at().map(whole_second),
             ..ContainerStateTerminated::default()
         }),
         ..ContainerState::default()
@@ -384,5 +411,45 @@ mod tests {
         assert_eq!(backoff(3), Duration::from_secs(4));
         assert_eq!(backoff(50), MAX_BACKOFF);
         assert_eq!(backoff(-1), Duration::ZERO);
+    }
+
+    #[test]
+    fn config_errors_replace_the_waiting_state() {
+        let mut status = PodStatus {
+            container_statuses: Some(vec![
+                ContainerStatus {
+                    name: "a".into(),
+                    state: Some(waiting("ContainerCreating")),
+                    ..ContainerStatus::default()
+                },
+                ContainerStatus {
+                    name: "b".into(),
+                    ready: true,
+                    ..ContainerStatus::default()
+                },
+            ]),
+            ..PodStatus::default()
+        };
+        mark_config_errors(
+            &mut status,
+            &[("a".into(), "configmap \"p-barrier\" not found".into())],
+        );
+        let statuses = status.container_statuses.unwrap();
+        let waiting = statuses[0]
+            .state
+            .as_ref()
+            .unwrap()
+            .waiting
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            waiting.reason.as_deref(),
+            Some(CREATE_CONTAINER_CONFIG_ERROR)
+        );
+        assert_eq!(
+            waiting.message.as_deref(),
+            Some("configmap \"p-barrier\" not found")
+        );
+        assert!(statuses[1].ready, "other containers are untouched");
     }
 }

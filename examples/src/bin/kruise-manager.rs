@@ -47,9 +47,12 @@ fn controllers(config: CloneSetConfig, daemonset: DaemonSetConfig) -> Controller
     kruise_manager::imagepull::job_controller::register(&mut controllers);
     kruise_manager::imagepull::list_job::register(&mut controllers);
     kruise_manager::sidecar_terminator::register(&mut controllers);
+    kruise_manager::launch_priority_barrier::register(&mut controllers);
     controllers.register(kruise_manager::broadcast_job::BroadcastJobController);
     controllers.register(kruise_manager::ephemeral_job::EphemeralJobController);
     controllers.register(kruise_manager::advanced_cron_job::AdvancedCronJobController);
+    controllers.register(kruise_manager::united_deployment::UnitedDeploymentController);
+    controllers.register(kruise_manager::persistent_pod_state::PersistentPodStateController);
     kruise_manager::unavailable_budget::controller::register(&mut controllers);
     controllers
 }
@@ -79,8 +82,25 @@ fn counted_client(
         .build())
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// The stack of each runtime thread. Deserializing a v1beta1 UnitedDeployment (four large workload
+/// templates nested inline) takes over 1 MiB of stack in debug builds, and tokio's default is 2 MiB.
+const THREAD_STACK_BYTES: usize = 8 << 20;
+
+fn main() -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(THREAD_STACK_BYTES)
+        .build();
+    match runtime {
+        Ok(runtime) => runtime.block_on(run()),
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.options.log_format);
     let (trigger, signal) = shutdown::channel();
@@ -115,6 +135,7 @@ async fn main() -> ExitCode {
         controller_set
             .register(kruise_manager::resource_distribution::ResourceDistributionController);
     }
+    kruise_manager::pod_probe_marker::register(&mut controller_set, gates.pod_probe_marker);
     let identity = cli.options.identity();
     let config = match identified_config(&identity).await {
         Ok(config) => config,

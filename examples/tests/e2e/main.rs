@@ -31,6 +31,7 @@ mod cloneset_rollout;
 mod cloneset_scale;
 mod cluster_examples;
 mod container_image;
+mod container_meta;
 mod container_recreate;
 mod crds;
 mod custom_operator;
@@ -47,10 +48,13 @@ mod kruise_binary;
 mod kruise_live_verbs;
 mod kruise_rollout_verbs;
 mod kruise_set_verbs;
+mod launch_priority;
 mod leader;
 mod leader_frozen;
 mod manager_process;
 mod node_agents;
+mod persistent_pod_state;
+mod pod_probe_marker;
 mod pod_unavailable_budget;
 mod pod_watch;
 mod race;
@@ -63,6 +67,7 @@ mod sidecarset_measure;
 mod sidecarset_validation;
 mod simulator;
 mod support;
+mod united_deployment;
 mod webhook;
 mod webhook_certificates;
 mod workload_spread;
@@ -111,6 +116,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("daemon_recreates_containers", |c| {
         Box::pin(container_recreate::daemon_recreates_containers(c))
     }),
+    ("pod_probe_marker_marks_pods_by_probe", |c| {
+        Box::pin(pod_probe_marker::pod_probe_marker_marks_pods_by_probe(c))
+    }),
     ("daemon_pulls_images", |c| {
         Box::pin(image_pull::daemon_pulls_images(c))
     }),
@@ -119,6 +127,14 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     }),
     ("daemon_killed_mid_request_resumes", |c| {
         Box::pin(daemon_restart::daemon_killed_mid_request_resumes(c))
+    }),
+    ("container_meta_restarts_on_env_from_metadata", |c| {
+        Box::pin(container_meta::container_meta_restarts_on_env_from_metadata(c))
+    }),
+    ("launch_priority_starts_containers_in_order", |c| {
+        Box::pin(launch_priority::launch_priority_starts_containers_in_order(
+            c,
+        ))
     }),
     ("job_with_sidecar_completes", |c| {
         Box::pin(sidecar_terminator::job_with_sidecar_completes(c))
@@ -355,6 +371,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("pod_unavailable_budget_limits_sidecar_upgrades", |c| {
         Box::pin(pod_unavailable_budget::pod_unavailable_budget_limits_sidecar_upgrades(c))
     }),
+    ("persistent_pod_state_returns_pods_to_their_zone", |c| {
+        Box::pin(persistent_pod_state::persistent_pod_state_returns_pods_to_their_zone(c))
+    }),
     ("workload_spread_spreads_a_cloneset_over_zones", |c| {
         Box::pin(workload_spread::workload_spread_spreads_a_cloneset_over_zones(c))
     }),
@@ -364,6 +383,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ),
     ("resource_distribution_distributes_a_secret", |c| {
         Box::pin(resource_distribution::resource_distribution_distributes_a_secret(c))
+    }),
+    ("united_deployment_spreads_subsets_over_zones", |c| {
+        Box::pin(united_deployment::united_deployment_spreads_subsets_over_zones(c))
     }),
     ("container_images_run_their_entrypoints", |c| {
         Box::pin(container_image::container_images_run_their_entrypoints(c))

@@ -125,9 +125,10 @@ pub fn documents(settings: &InstallSettings) -> std::io::Result<Vec<Document>> {
     Ok(vec![
         Document::new(
             "kruise-daemon: one per node, next to the node's container runtime. It reads the\n\
-             ContainerRecreateRequests labelled with its node and its node's NodeImage, acts through the CRI\n\
-             socket, and writes their status. It reads pull Secrets only in kruise-daemon-config\n\
-             (namespace.yaml), where kruise-manager copies them.",
+             ContainerRecreateRequests labelled with its node and its node's NodeImage and NodePodProbe, acts\n\
+             through the CRI socket, and writes their status. It reads pull Secrets only in kruise-daemon-config\n\
+             (namespace.yaml), where kruise-manager copies them. It watches its node's pods and writes their\n\
+             runtime-containers-meta annotation through pods/status (no other pod write).",
             &ServiceAccount {
                 metadata: namespaced_meta(DAEMON, namespace),
                 ..ServiceAccount::default()
@@ -140,14 +141,23 @@ pub fn documents(settings: &InstallSettings) -> std::io::Result<Vec<Document>> {
                 rules: Some(vec![
                     rule(
                         &[kruise],
-                        &["containerrecreaterequests", "nodeimages"],
+                        &["containerrecreaterequests", "nodeimages", "nodepodprobes"],
                         &["get", "list", "watch"],
                     ),
                     rule(
                         &[kruise],
-                        &["containerrecreaterequests/status", "nodeimages/status"],
+                        &[
+                            "containerrecreaterequests/status",
+                            "nodeimages/status",
+                            "nodepodprobes/status",
+                        ],
                         &["get", "patch", "update"],
                     ),
+                    // The container meta worker: its node's pods, their runtime-containers-meta annotation
+                    // (written through pods/status, as upstream), the node's kubelet version.
+                    rule(&[""], &["pods"], &["get", "list", "watch"]),
+                    rule(&[""], &["pods/status"], &["patch"]),
+                    rule(&[""], &["nodes"], &["get"]),
                 ]),
                 aggregation_rule: None,
             },

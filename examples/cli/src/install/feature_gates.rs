@@ -17,6 +17,8 @@ pub struct WebhookGates {
     pub workload_spread: bool,
     /// `ResourceDistributionGate` (default off): the ResourceDistribution webhook.
     pub resource_distribution: bool,
+    /// `PodProbeMarkerGate` (default on): the PodProbeMarker webhook.
+    pub pod_probe_marker: bool,
 }
 
 impl Default for WebhookGates {
@@ -27,6 +29,7 @@ impl Default for WebhookGates {
             pod_unavailable_budget_update: false,
             workload_spread: true,
             resource_distribution: false,
+            pod_probe_marker: true,
         }
     }
 }
@@ -46,6 +49,7 @@ pub fn webhook_gates(list: &str) -> Result<WebhookGates, String> {
             "PodUnavailableBudgetUpdateGate" => gates.pod_unavailable_budget_update = enabled,
             "WorkloadSpread" => gates.workload_spread = enabled,
             "ResourceDistributionGate" => gates.resource_distribution = enabled,
+            "PodProbeMarkerGate" => gates.pod_probe_marker = enabled,
             _ => {}
         }
     }

@@ -32,9 +32,14 @@ The manager's rights across the cluster, rule by rule:
   finalizers, the pods, claims and ControllerRevisions they own;
 - the SidecarSet controller and the pod webhook's injection: SidecarSets, their status, namespaces;
 - the BroadcastJob and AdvancedCronJob controllers: their jobs, Jobs, nodes, Events;
+- the container launch priority controller: each pod's `<pod>-barrier` ConfigMap (get, create, patch);
 - ContainerRecreateRequests, NodeImages, ImagePullJobs and ImageListPullJobs (controllers and webhook), and
   an ImagePullJob's pull secrets, read (get only) in its namespace to copy them into kruise-daemon-config;
 - WorkloadSpread (gate WorkloadSpread): WorkloadSpreads, their status, the target workload's replicas;
+- UnitedDeployment: UnitedDeployments, their status, and the CloneSets, Advanced StatefulSets,
+  StatefulSets and Deployments of their subsets;
+- PersistentPodState: PersistentPodStates (generated ones created, updated, deleted), their status, and
+  the StatefulSets, Advanced StatefulSets, pods and nodes they record;
 - deletion protection (gate ResourcesDeletionProtection): list of any kind, to count the custom resources of
   a CRD labelled policy.kruise.io/delete-protection=Cascading (the one wildcard, list only);
 - PodUnavailableBudget (gates PodUnavailableBudgetDeleteGate, PodUnavailableBudgetUpdateGate): budgets,
@@ -106,6 +111,8 @@ fn cluster_rules(namespace: &str) -> Vec<PolicyRule> {
         ),
         rule(&[""], &["pods", "persistentvolumeclaims"], &all_verbs),
         rule(&[""], &["pods/status"], &write_status),
+        // The launch priority barriers (`<pod>-barrier`, owned by their pods).
+        rule(&[""], &["configmaps"], &["get", "create", "patch"]),
         rule(&["apps"], &["controllerrevisions"], &all_verbs),
         rule(
             &[kruise],
@@ -141,6 +148,16 @@ fn cluster_rules(namespace: &str) -> Vec<PolicyRule> {
             &write_status,
         ),
         rule(&[kruise], &["ephemeraljobs"], &all_verbs),
+        rule(&[kruise], &["podprobemarkers", "nodepodprobes"], &all_verbs),
+        rule(
+            &[kruise],
+            &["podprobemarkers/status", "nodepodprobes/status"],
+            &write_status,
+        ),
+        // PersistentPodState: status, generated objects, and the StatefulSets it follows.
+        rule(&[kruise], &["persistentpodstates"], &all_verbs),
+        rule(&[kruise], &["persistentpodstates/status"], &write_status),
+        rule(&["apps"], &["statefulsets"], &read),
         rule(&[kruise], &["ephemeraljobs/status"], &write_status),
         rule(
             &[""],
@@ -178,6 +195,15 @@ fn cluster_rules(namespace: &str) -> Vec<PolicyRule> {
         rule(&[""], &["nodes"], &read),
         rule(&[kruise], &["workloadspreads"], &read),
         rule(&[kruise], &["workloadspreads/status"], &write_status),
+        // UnitedDeployment: its status and the workloads of its subsets.
+        rule(&[kruise], &["uniteddeployments"], &all_verbs),
+        rule(&[kruise], &["uniteddeployments/status"], &write_status),
+        rule(&["apps"], &["deployments", "statefulsets"], &all_verbs),
+        rule(
+            &[kruise],
+            &["clonesets", "statefulsets"],
+            &["create", "delete"],
+        ),
         rule(
             &["apps"],
             &["deployments", "replicasets", "statefulsets"],

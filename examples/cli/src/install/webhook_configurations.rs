@@ -204,6 +204,20 @@ fn validating_entries(settings: &InstallSettings) -> Vec<WebhookEntry> {
             "resourcedistributions",
         ));
     }
+    if gates.pod_probe_marker {
+        entries.push(entry(
+            "vpodprobemarker.kb.io",
+            "/validate-apps-kruise-io-v1alpha1-podprobemarker",
+            vec![Route {
+                group: "apps.kruise.io",
+                versions: &["v1alpha1"],
+                operations: CREATE_UPDATE,
+                resource: "podprobemarkers",
+                namespaced: true,
+            }],
+            Selection::Everything,
+        ));
+    }
     entries
 }
 

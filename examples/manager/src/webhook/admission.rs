@@ -69,6 +69,8 @@ pub struct Mutator {
     /// The PodUnavailableBudgets (a PodUnavailableBudget gate is on); `None` writes no
     /// `pub.kruise.io/related-pub` annotation.
     pub budgets: Option<BudgetStores>,
+    /// The PersistentPodStates; `None` gives no pod its recorded placement back.
+    pub persistent_pod_states: Option<super::persistent_pod_state::PersistentPodStateStores>,
 }
 
 /// The characters of generated name suffixes (Kubernetes' `SimpleNameGenerator` alphabet).
@@ -183,6 +185,8 @@ fn mutate(
         }
         None => (Vec::new(), pod),
     };
+    // The operations after these are not in `pod` yet.
+    let injected = ops.len();
     ops.extend(readiness_gates::patch(&pod, &mutator.gates));
     ops.extend(
         launch_priority::patch(&pod, |prefix| generated_name(prefix, &uid))
@@ -190,6 +194,10 @@ fn mutate(
     );
     if let Some(budgets) = &mutator.budgets {
         ops.extend(super::related_budget::patch(&pod, budgets));
+    }
+    if let Some(states) = &mutator.persistent_pod_states {
+        let pending = ops.get(injected..).unwrap_or_default();
+        ops.extend(super::persistent_pod_state::patch(&pod, pending, states)?);
     }
     Ok(ops)
 }

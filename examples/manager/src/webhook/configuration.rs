@@ -101,6 +101,8 @@ pub struct WebhookOptions {
     pub workload_spread: bool,
     /// Whether the ResourceDistribution validating webhook is configured (gate `ResourceDistributionGate`).
     pub resource_distribution: bool,
+    /// Whether the PodProbeMarker validating webhook is configured (gate `PodProbeMarkerGate`).
+    pub pod_probe_marker: bool,
 }
 
 impl Default for WebhookOptions {
@@ -119,6 +121,7 @@ impl Default for WebhookOptions {
             pod_unavailable_budget_update: false,
             workload_spread: true,
             resource_distribution: false,
+            pod_probe_marker: true,
         }
     }
 }

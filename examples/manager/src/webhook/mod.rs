@@ -31,8 +31,11 @@
 //!   (accounting) webhooks (gate `WorkloadSpread`).
 //! * [`request_metrics`]: every request counted by webhook path and HTTP status, under controller-runtime's
 //!   metric names.
+//! * [`pod_probe_marker`]: the PodProbeMarker validating webhook (gate `PodProbeMarkerGate`).
 //! * [`resource_distribution`]: the ResourceDistribution validating webhook, rules and conflicts (gate
 //!   `ResourceDistributionGate`).
+//! * [`persistent_pod_state`]: pod CREATE of a pod a PersistentPodState recorded gets its recorded
+//!   node topology back (`nodeSelector`, preferred node affinity; always on, as upstream).
 
 pub mod admission;
 pub mod cert_secret;
@@ -46,6 +49,8 @@ pub mod connection_watchdog;
 pub mod conversion;
 pub mod deletion_protection;
 pub mod launch_priority;
+pub mod persistent_pod_state;
+pub mod pod_probe_marker;
 pub mod pod_unavailable_budget;
 pub mod readiness_gates;
 pub mod registration;

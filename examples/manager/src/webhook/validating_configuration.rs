@@ -85,6 +85,11 @@ pub fn validating_webhook_configuration(
             .chain(options.resource_distribution.then(|| {
                 super::resource_distribution::resource_distribution_webhook(options, ca_bundle)
             }))
+            .chain(
+                options
+                    .pod_probe_marker
+                    .then(|| super::pod_probe_marker::validating_webhook(options, ca_bundle)),
+            )
             .collect(),
         ),
     }
