@@ -556,7 +556,9 @@ async fn start_webhook(
                 .then(|| informers.get::<k8s_openapi::api::core::v1::Namespace>()),
         },
     ))
-    .merge(crate::webhook::pod_probe_marker::router(gates.pod_probe_marker))
+    .merge(crate::webhook::pod_probe_marker::router(
+        gates.pod_probe_marker,
+    ))
     .layer(axum::middleware::from_fn_with_state(
         metrics.clone(),
         crate::webhook::request_metrics::count_request,

@@ -22,6 +22,11 @@ pub const DEFAULT_UNSCHEDULABLE_DURATION_SECONDS: i32 = 300;
 
 /// One workload template spread over several subsets (node pools, zones), each a workload of its own with
 /// its share of the replicas.
+///
+/// Decoding one is deep: four workload templates sit inline, each holding a pod template. In debug builds
+/// that takes more than tokio's default 2 MiB thread stack; a program that decodes UnitedDeployments on
+/// runtime threads should give them larger stacks (`tokio::runtime::Builder::thread_stack_size`;
+/// kruise-manager uses 8 MiB).
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[kube(
     group = "apps.kruise.io",
