@@ -387,6 +387,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("united_deployment_spreads_subsets_over_zones", |c| {
         Box::pin(united_deployment::united_deployment_spreads_subsets_over_zones(c))
     }),
+    ("united_deployment_adapts_to_unschedulable_subsets", |c| {
+        Box::pin(united_deployment::united_deployment_adapts_to_unschedulable_subsets(c))
+    }),
     ("container_images_run_their_entrypoints", |c| {
         Box::pin(container_image::container_images_run_their_entrypoints(c))
     }),

@@ -16,6 +16,14 @@
 //! * a UnitedDeployment `native` with a Deployment template: two Deployments of 1 and 2, each pinned to
 //!   its zone by the node affinity of its pod template, and the status says 1/2. (The harness's
 //!   kube-controller-manager runs no Deployment controller, so no pods are checked there.)
+//!
+//! `united_deployment_adapts_to_unschedulable_subsets`: a UnitedDeployment `adaptive` of 3 with the
+//! `Adaptive` schedule strategy (`rescheduleCriticalSeconds` 2, `unschedulableDuration` 10) and three
+//! subsets: `nowhere` (a zone no node is in, at most 3), zone-a (at most 2) and zone-b. The 3 pods of
+//! `nowhere` are marked unschedulable by the node simulator; 2 s after their creation the subset is
+//! marked unschedulable (`Schedulable=False`, reason `reschedule`) and its replicas move on: CloneSets of
+//! 0/2/1 and 3 ready pods in zone-a and zone-b. 10 s later the subset is schedulable again (`recover`)
+//! and the running pods stay where they are.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -48,6 +56,49 @@ pub async fn united_deployment_spreads_subsets_over_zones(cluster: &Cluster) -> 
         );
         return Ok(());
     }
+    let (env, manager) = start(cluster).await?;
+    let result = async {
+        crate::manager_process::wait_ready(manager.metrics_port).await?;
+        env.wait_for_api().await?;
+        let started = std::time::Instant::now();
+        cloneset_subsets(&env).await?;
+        eprintln!("    CloneSet subsets in {:.1?}", started.elapsed());
+        deployment_subsets(&env).await?;
+        // The controller shares the process's watches (CloneSets it lists: their controller holds the
+        // one watch of that kind).
+        manager
+            .expect_one_watch_each(&[
+                "uniteddeployments.apps.kruise.io",
+                "clonesets.apps.kruise.io",
+                "deployments.apps",
+                "controllerrevisions.apps",
+                "pods",
+            ])
+            .await
+    }
+    .await;
+    stop(env, manager, result).await
+}
+
+pub async fn united_deployment_adapts_to_unschedulable_subsets(cluster: &Cluster) -> Result<()> {
+    if cluster.external {
+        eprintln!(
+            "    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on loopback)"
+        );
+        return Ok(());
+    }
+    let (env, manager) = start(cluster).await?;
+    let result = async {
+        crate::manager_process::wait_ready(manager.metrics_port).await?;
+        env.wait_for_api().await?;
+        adaptive_subsets(&env).await
+    }
+    .await;
+    stop(env, manager, result).await
+}
+
+/// The node simulator (one node per zone) and kruise-manager with its webhooks.
+async fn start(cluster: &Cluster) -> Result<(Env, ManagerProcess)> {
     let mut config = simulator_config(NAMESPACE);
     config.nodes = 3;
     config.node_labels = ZONES
@@ -70,28 +121,18 @@ pub async fn united_deployment_spreads_subsets_over_zones(cluster: &Cluster) -> 
         "--shutdown-timeout=5s".to_owned(),
         format!("--cloneset-namespace={NAMESPACE}"),
     ];
-    let mut manager =
-        ManagerProcess::spawn(cluster, NAMESPACE, &args, Webhooks::Served, &[]).await?;
-    let result = async {
-        crate::manager_process::wait_ready(manager.metrics_port).await?;
-        env.wait_for_api().await?;
-        let started = std::time::Instant::now();
-        cloneset_subsets(&env).await?;
-        eprintln!("    CloneSet subsets in {:.1?}", started.elapsed());
-        deployment_subsets(&env).await?;
-        // The controller shares the process's watches (CloneSets it lists: their controller holds the
-        // one watch of that kind).
-        manager
-            .expect_one_watch_each(&[
-                "uniteddeployments.apps.kruise.io",
-                "clonesets.apps.kruise.io",
-                "deployments.apps",
-                "controllerrevisions.apps",
-                "pods",
-            ])
-            .await
+    match ManagerProcess::spawn(cluster, NAMESPACE, &args, Webhooks::Served, &[]).await {
+        Ok(manager) => Ok((env, manager)),
+        Err(error) => {
+            let _ = env.stop().await;
+            Err(error)
+        }
     }
-    .await;
+}
+
+/// Cleans up, stops the manager and the simulator, and returns `result` (with the manager's log on
+/// failure).
+async fn stop(env: Env, mut manager: ManagerProcess, result: Result<()>) -> Result<()> {
     let cleaned = cleanup(&env.client).await;
     let stopped = manager.terminate().await;
     let env_stopped = env.stop().await;
@@ -272,13 +313,13 @@ async fn cloneset_replicas(env: &Env, ud: &UnitedDeployment) -> Result<BTreeMap<
         .collect())
 }
 
-async fn wait_clonesets(env: &Env, expected: &[(&str, i32)]) -> Result<()> {
+async fn wait_clonesets(env: &Env, name: &str, expected: &[(&str, i32)]) -> Result<()> {
     let expected: BTreeMap<String, i32> = expected
         .iter()
         .map(|(zone, n)| ((*zone).to_owned(), *n))
         .collect();
     wait_for("the subset CloneSets", WAIT, || async {
-        let ud = uds(&env.client).get("web").await?;
+        let ud = uds(&env.client).get(name).await?;
         let found = cloneset_replicas(env, &ud).await?;
         if found == expected {
             Ok(Some(()))
@@ -342,7 +383,7 @@ async fn cloneset_subsets(env: &Env) -> Result<()> {
         ("zone-c", Value::Null),
     ]);
     create_ud(env, "web", 6, template, topology).await?;
-    wait_clonesets(env, &[("zone-a", 1), ("zone-b", 3), ("zone-c", 2)]).await?;
+    wait_clonesets(env, "web", &[("zone-a", 1), ("zone-b", 3), ("zone-c", 2)]).await?;
     wait_pods(
         env,
         "web",
@@ -386,7 +427,7 @@ async fn cloneset_subsets(env: &Env) -> Result<()> {
         )
         .await
         .context("scaling UnitedDeployment web to 10")?;
-    wait_clonesets(env, &[("zone-a", 1), ("zone-b", 5), ("zone-c", 4)]).await?;
+    wait_clonesets(env, "web", &[("zone-a", 1), ("zone-b", 5), ("zone-c", 4)]).await?;
     wait_pods(
         env,
         "web",
@@ -476,7 +517,7 @@ async fn cloneset_subsets(env: &Env) -> Result<()> {
         json!({"spec": {"topology": {"subsets": topology}}}),
     )
     .await?;
-    wait_clonesets(env, &[("zone-b", 5), ("zone-c", 5)]).await?;
+    wait_clonesets(env, "web", &[("zone-b", 5), ("zone-c", 5)]).await?;
     wait_pods(
         env,
         "web",
@@ -558,5 +599,134 @@ async fn deployment_subsets(env: &Env) -> Result<()> {
         "labelSelector {:?}",
         status.label_selector
     );
+    Ok(())
+}
+
+/// How long the pods of the subset that fits no node may stay unschedulable (the smallest whole number
+/// of seconds that still leaves the pods time to be marked first).
+const RESCHEDULE_CRITICAL_SECONDS: i32 = 2;
+
+/// How long that subset stays marked unschedulable.
+const UNSCHEDULABLE_SECONDS: i32 = 10;
+
+/// The `Schedulable` condition of subset `name`: `(status, reason)`.
+fn schedulable(
+    status: &kruise_api::apps::v1beta1::UnitedDeploymentStatus,
+    name: &str,
+) -> Option<(String, String)> {
+    status
+        .subset_statuses
+        .iter()
+        .find(|subset| subset.name == name)?
+        .conditions
+        .iter()
+        .find(|condition| condition.type_.as_ref() == "Schedulable")
+        .map(|condition| (condition.status.clone(), condition.reason.clone()))
+}
+
+async fn adaptive_subsets(env: &Env) -> Result<()> {
+    let started = std::time::Instant::now();
+    let template = json!({"cloneSetTemplate": {"spec": {
+        "selector": {"matchLabels": {"app": "adaptive"}}, "template": pod_template("adaptive")}}});
+    // The first subset wants a zone no node is in; zone-a takes at most 2; zone-b the rest.
+    let mut topology = subsets(&[
+        ("nowhere", Value::Null),
+        ("zone-a", Value::Null),
+        ("zone-b", Value::Null),
+    ]);
+    topology[0]["maxReplicas"] = json!(3);
+    topology[1]["maxReplicas"] = json!(2);
+    create_ud(env, "adaptive", 3, template, topology).await?;
+    patch_ud(
+        env,
+        "adaptive",
+        json!({"spec": {"topology": {"scheduleStrategy": {"type": "Adaptive", "adaptive": {
+            "rescheduleCriticalSeconds": RESCHEDULE_CRITICAL_SECONDS,
+            "unschedulableDuration": UNSCHEDULABLE_SECONDS}}}}}),
+    )
+    .await?;
+    // Its 3 replicas go to the first subset, whose pods the node simulator marks unschedulable ...
+    wait_for(
+        "pods of subset nowhere marked unschedulable",
+        WAIT,
+        || async {
+            let pods = env
+                .pods_api()
+                .list(&ListParams::default().labels(&format!("{SUBSET}=nowhere")))
+                .await?;
+            let refused = pods
+                .items
+                .iter()
+                .filter(|pod| {
+                    kruise_api::pod::condition(pod, "PodScheduled").is_some_and(|condition| {
+                        condition.status == "False"
+                            && condition.reason.as_deref() == Some("Unschedulable")
+                    })
+                })
+                .count();
+            // (Once the subset is found unschedulable its pods go: seeing 0 then is too late to check.)
+            if refused > 0 {
+                Ok(Some(()))
+            } else {
+                Err(anyhow!(
+                    "{} pods, {refused} unschedulable",
+                    pods.items.len()
+                ))
+            }
+        },
+    )
+    .await?;
+    // ... and after the critical time they run in the next subsets: 2 in zone-a (its maximum), 1 in
+    // zone-b.
+    wait_clonesets(
+        env,
+        "adaptive",
+        &[("nowhere", 0), ("zone-a", 2), ("zone-b", 1)],
+    )
+    .await?;
+    wait_pods(
+        env,
+        "adaptive",
+        "3 ready pods in zone-a and zone-b",
+        &[("zone-a", 2, None), ("zone-b", 1, None)],
+        OtherSubsets::Absent,
+    )
+    .await?;
+    let status = wait_status(env, "adaptive", "subset nowhere unschedulable", |status| {
+        let marked = schedulable(status, "nowhere");
+        (marked != Some(("False".to_owned(), "reschedule".to_owned()))
+            || status.ready_replicas != 3)
+            .then(|| format!("nowhere Schedulable {marked:?}"))
+    })
+    .await?;
+    ensure!(
+        subset_replicas(&status) == owned(&[("nowhere", 0), ("zone-a", 2), ("zone-b", 1)]),
+        "subset replicas {:?}",
+        subset_replicas(&status)
+    );
+    eprintln!("    rescheduled in {:.1?}", started.elapsed());
+    // After the unschedulable duration the subset is schedulable again, and the running pods stay where
+    // they are.
+    wait_status(env, "adaptive", "subset nowhere recovered", |status| {
+        let marked = schedulable(status, "nowhere");
+        (marked != Some(("True".to_owned(), "recover".to_owned())))
+            .then(|| format!("nowhere Schedulable {marked:?}"))
+    })
+    .await?;
+    wait_clonesets(
+        env,
+        "adaptive",
+        &[("nowhere", 0), ("zone-a", 2), ("zone-b", 1)],
+    )
+    .await?;
+    wait_pods(
+        env,
+        "adaptive",
+        "the same 3 ready pods",
+        &[("zone-a", 2, None), ("zone-b", 1, None)],
+        OtherSubsets::Absent,
+    )
+    .await?;
+    eprintln!("    recovered in {:.1?}", started.elapsed());
     Ok(())
 }

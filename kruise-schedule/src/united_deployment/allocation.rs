@@ -32,6 +32,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps::v1beta1::{Subset, UnitedDeploymentSpec};
 
 use super::UnitedDeploymentError;
+use super::adaptive::SubsetSchedulability;
 
 /// The replicas a subset field names: a number, or a percentage of `total` rounded half up
 /// (`ParseSubsetReplicas`). `field` names the field in errors.
@@ -115,8 +116,23 @@ pub fn allocate(
     spec: &UnitedDeploymentSpec,
     current: &BTreeMap<String, i32>,
 ) -> Result<BTreeMap<String, i32>, UnitedDeploymentError> {
+    allocate_with(spec, current, None)
+}
+
+/// [`allocate`] under the `Adaptive` schedule strategy's decision (upstream
+/// `validateAndCalculateMinMaxMap`): with the elastic rule, an unschedulable subset's `minReplicas` and
+/// `maxReplicas` are capped at its running replicas, and a schedulable subset's `minReplicas` is raised to
+/// its running replicas (within its `maxReplicas`) so its running pods stay. The specific rule ignores it.
+///
+/// # Errors
+/// As [`allocate`].
+pub fn allocate_with(
+    spec: &UnitedDeploymentSpec,
+    current: &BTreeMap<String, i32>,
+    adaptive: Option<&BTreeMap<String, SubsetSchedulability>>,
+) -> Result<BTreeMap<String, i32>, UnitedDeploymentError> {
     if is_elastic(spec) {
-        elastic(spec)
+        elastic(spec, adaptive)
     } else {
         specific(spec, current)
     }
@@ -190,7 +206,10 @@ fn specific(
 }
 
 /// The elastic rule: minimums in subset order, then up to the maximums in subset order.
-fn elastic(spec: &UnitedDeploymentSpec) -> Result<BTreeMap<String, i32>, UnitedDeploymentError> {
+fn elastic(
+    spec: &UnitedDeploymentSpec,
+    adaptive: Option<&BTreeMap<String, SubsetSchedulability>>,
+) -> Result<BTreeMap<String, i32>, UnitedDeploymentError> {
     let total = spec.replicas.unwrap_or(1).max(0);
     let mut bounds = Vec::with_capacity(spec.topology.subsets.len());
     for (index, subset) in spec.topology.subsets.iter().enumerate() {
@@ -201,6 +220,13 @@ fn elastic(spec: &UnitedDeploymentSpec) -> Result<BTreeMap<String, i32>, UnitedD
         let max = match &subset.max_replicas {
             Some(value) => subset_replicas(Some(total), value, &field(index, "maxReplicas"))?,
             None => i32::MAX,
+        };
+        let (min, max) = match adaptive.and_then(|subsets| subsets.get(&subset.name)) {
+            Some(decided) if decided.unschedulable => {
+                (min.min(decided.running), max.min(decided.running))
+            }
+            Some(decided) if decided.running > min => (decided.running.min(max), max),
+            _ => (min, max),
         };
         if min > max {
             return Err(UnitedDeploymentError::MinAboveMax {

@@ -1,8 +1,8 @@
 //! The UnitedDeployment decisions (upstream `pkg/controller/uniteddeployment`) as pure functions: the
 //! replicas of each subset ([`allocation`]), their partitions ([`partitions`]), the revision of the
 //! template ([`revision`]), the workload each subset wants ([`desired`], with the subset patch of
-//! [`template_patch`]), what is read back from a workload ([`workload`]), the status ([`status`]), and one
-//! whole reconcile ([`plan`]). The caller lists the workloads the UnitedDeployment controls (CloneSets,
+//! [`template_patch`]), what is read back from a workload ([`workload`]), the status ([`status`]), the
+//! `Adaptive` schedule strategy ([`adaptive`]), and one whole reconcile ([`plan`]). The caller lists the workloads the UnitedDeployment controls (CloneSets,
 //! Advanced StatefulSets, StatefulSets or Deployments), keeps the ControllerRevisions, writes, and passes
 //! the clock's `now`.
 //!
@@ -28,12 +28,13 @@
 //! let now = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
 //! let plan = plan(&PlanInput {
 //!     united_deployment: &ud, workloads: &[], update_revision: &revision.name,
-//!     collision_count: 0, now: &now,
+//!     collision_count: 0, now: &now, pods: &Default::default(),
 //! }).unwrap();
 //! assert_eq!(plan.create.len(), 2);
 //! assert_eq!(plan.create[0].metadata().generate_name.as_deref(), Some("web-a-"));
 //! ```
 
+pub mod adaptive;
 pub mod allocation;
 pub mod desired;
 mod native_spec;

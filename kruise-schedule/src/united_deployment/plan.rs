@@ -9,18 +9,22 @@
 //!   wants is updated: CloneSets, Advanced StatefulSets and Deployments take the whole desired spec;
 //!   Kubernetes StatefulSets, whose other fields are immutable, take the template, replicas and update
 //!   strategy. Labels and annotations are merged.
-//! * The `Adaptive` schedule strategy is not implemented: it is treated as `Fixed`, with a Warning event.
+//! * Under the `Adaptive` schedule strategy, [`super::adaptive`] decides which subsets are unschedulable
+//!   from their pods; the allocation moves their replicas on, their `Schedulable` conditions are written,
+//!   and [`Plan::recheck_after`] says when a pod would time out or a subset recover. Its
+//!   `reserveUnschedulablePods` is not implemented (a Warning event says so).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::{
-    UnitedDeployment, UnitedDeploymentConditionType, UnitedDeploymentScheduleStrategyType,
-    UnitedDeploymentStatus,
+    UnitedDeployment, UnitedDeploymentConditionType, UnitedDeploymentStatus,
 };
 
 use super::UnitedDeploymentError;
-use super::allocation::allocate;
+use super::adaptive::{PodSchedule, is_adaptive, schedulability};
+use super::allocation::allocate_with;
 use super::desired::{SubsetShape, desired_workload};
 use super::native_spec::{stateful_set_spec, stateful_set_spec_mut};
 use super::partitions::partitions;
@@ -38,8 +42,11 @@ pub struct PlanInput<'a> {
     pub update_revision: &'a str,
     /// The collision count that revision was named with.
     pub collision_count: i32,
-    /// The time written into changed conditions.
+    /// The time written into changed conditions, and the clock of the `Adaptive` strategy.
     pub now: &'a Time,
+    /// What the `Adaptive` strategy reads from the pods of each subset, by subset name (ignored under
+    /// `Fixed`).
+    pub pods: &'a BTreeMap<String, Vec<PodSchedule>>,
 }
 
 /// A workload to delete.
@@ -82,6 +89,9 @@ pub struct Plan {
     /// describes its generation, all its replicas exist and are ready, and those above its partition are
     /// updated): the status will not change until something else does.
     pub settled: bool,
+    /// Under the `Adaptive` strategy: how soon to reconcile again, when a pod would time out or an
+    /// unschedulable subset recover.
+    pub recheck_after: Option<Duration>,
 }
 
 /// Decides one reconcile (see the module documentation).
@@ -100,13 +110,23 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, UnitedDeploymentError> {
         events: Vec::new(),
         status: UnitedDeploymentStatus::default(),
         settled: false,
+        recheck_after: None,
     };
-    if ud.spec.topology.schedule_strategy.type_ == UnitedDeploymentScheduleStrategyType::Adaptive {
+    let adaptive = is_adaptive(ud);
+    let reserving = ud
+        .spec
+        .topology
+        .schedule_strategy
+        .adaptive
+        .as_ref()
+        .is_some_and(|strategy| strategy.reserve_unschedulable_pods);
+    if adaptive && reserving {
         plan.events.push(PlannedEvent {
             warning: true,
-            reason: "AdaptiveNotSupported",
+            reason: "ReserveUnschedulablePodsNotSupported",
             message:
-                "the Adaptive schedule strategy is not implemented: subsets are scheduled as Fixed"
+                "spec.topology.scheduleStrategy.adaptive.reserveUnschedulablePods: true is not \
+                      implemented: unschedulable pods are not kept"
                     .to_owned(),
         });
     }
@@ -115,7 +135,18 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, UnitedDeploymentError> {
         .iter()
         .map(|(subset, (_, observed))| (subset.clone(), observed.replicas))
         .collect();
-    let replicas = allocate(&ud.spec, &current)?;
+    let schedulable = adaptive.then(|| {
+        let observed: BTreeMap<String, ObservedSubset> = kept
+            .iter()
+            .map(|(subset, (_, observed))| (subset.clone(), observed.clone()))
+            .collect();
+        schedulability(ud, &observed, input.pods, input.now)
+    });
+    let replicas = allocate_with(
+        &ud.spec,
+        &current,
+        schedulable.as_ref().map(|decided| &decided.subsets),
+    )?;
     let partitions = partitions(&ud.spec, &replicas);
     let mut created_subsets = 0;
     for subset in &ud.spec.topology.subsets {
@@ -183,6 +214,14 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, UnitedDeploymentError> {
         collision_count: input.collision_count,
         now: input.now,
     });
+    if let Some(decided) = schedulable {
+        for subset_status in &mut plan.status.subset_statuses {
+            if let Some(subset) = decided.subsets.get(&subset_status.name) {
+                subset_status.conditions.clone_from(&subset.conditions);
+            }
+        }
+        plan.recheck_after = decided.recheck_after;
+    }
     if created_subsets > 0 || !plan.delete.is_empty() {
         set_condition(
             &mut plan.status,

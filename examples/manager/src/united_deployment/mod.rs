@@ -12,7 +12,9 @@
 //! It reconciles a UnitedDeployment when it changes, when one of its StatefulSets or Deployments changes,
 //! when a pod with an `apps.kruise.io/subset-name` label that its selector's `matchLabels` match changes,
 //! and every 2 s until the plan is settled (the subset workloads report what they were asked for), then
-//! every minute.
+//! every minute. Under the `Adaptive` schedule strategy it reads the scheduling state of each subset's
+//! pods from an index of the pod informer ([`subset_pods`]) and also comes back when a pending pod would time out or an
+//! unschedulable subset recover.
 //!
 //! ```no_run
 //! use kruise_manager::united_deployment::UnitedDeploymentController;
@@ -25,6 +27,7 @@
 
 mod reconcile;
 mod revisions;
+mod subset_pods;
 mod subsets;
 
 use std::sync::Arc;
@@ -49,6 +52,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use self::reconcile::{Shared, reconcile};
+use self::subset_pods::subset_pods_by_namespace;
 use crate::workload::owner::OwnerKind;
 
 /// The owner kind of subset workloads and revisions.
@@ -174,14 +178,10 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let revisions = informers.get::<ControllerRevision>();
     let pods = informers.get::<Pod>();
     let expectations = Arc::new(SharedExpectations::new(DEFAULT_TIMEOUT));
-    let shared = Arc::new(Shared {
-        client: context.client.clone(),
-        statefulsets: owned(&statefulsets),
-        deployments: owned(&deployments),
-        revisions: owned(&revisions),
-        expectations: expectations.clone(),
-        events: context.event_sink("uniteddeployment-controller"),
-    });
+    let statefulsets_owned = owned(&statefulsets);
+    let deployments_owned = owned(&deployments);
+    let revisions_owned = owned(&revisions);
+    let subset_pods = subset_pods_by_namespace(&pods);
     let uds = informers.get::<UnitedDeployment>();
     for synced in [
         harness::synced_store(&statefulsets, &context)
@@ -197,6 +197,15 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
             return Ok(());
         }
     }
+    let shared = Arc::new(Shared {
+        client: context.client.clone(),
+        statefulsets: statefulsets_owned,
+        deployments: deployments_owned,
+        revisions: revisions_owned,
+        pods: subset_pods,
+        expectations: expectations.clone(),
+        events: context.event_sink("uniteddeployment-controller"),
+    });
     let Some(store) = harness::synced_store(&uds, &context).await else {
         return Ok(());
     };

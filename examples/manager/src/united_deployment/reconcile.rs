@@ -2,11 +2,12 @@
 //! [`kruise_schedule::united_deployment::plan`], write the subset workloads, record events, write the
 //! status.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
-
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::{UnitedDeployment, UnitedDeploymentConditionType};
 use kruise_runtime::Indexed;
@@ -14,6 +15,7 @@ use kruise_runtime::actions;
 use kruise_runtime::events::{EventRecord, EventSink};
 use kruise_runtime::expectations::{Operation, SharedExpectations};
 use kruise_runtime::harness::object_key;
+use kruise_schedule::united_deployment::adaptive::is_adaptive;
 use kruise_schedule::united_deployment::plan::{Plan, PlanInput, plan};
 use kruise_schedule::united_deployment::status::{remove_condition, set_condition};
 use kube::runtime::controller::Action;
@@ -21,6 +23,7 @@ use kube::{Api, Client, ResourceExt};
 
 use super::UnitedDeploymentControllerError;
 use super::revisions::ensure_update;
+use super::subset_pods::subset_pods;
 use super::subsets::{self, SubsetSources};
 use crate::workload::history;
 use crate::workload::owner::key_of;
@@ -32,6 +35,9 @@ const CATCHING_UP_RESYNC: Duration = Duration::from_secs(2);
 /// Deployments trigger it sooner).
 const SETTLED_RESYNC: Duration = Duration::from_secs(60);
 
+/// How long after a pod's timeout or a subset's recovery the `Adaptive` strategy looks again.
+const RECHECK_MARGIN: Duration = Duration::from_millis(100);
+
 /// What every reconcile shares.
 pub struct Shared {
     /// The (fenced) client writes go through.
@@ -42,6 +48,8 @@ pub struct Shared {
     pub deployments: Indexed<Deployment>,
     /// ControllerRevisions by controlling UnitedDeployment UID.
     pub revisions: Indexed<ControllerRevision>,
+    /// The pods with a subset label by namespace (the `Adaptive` strategy reads them).
+    pub pods: Indexed<Pod>,
     /// Creates and deletes of StatefulSets and Deployments not yet seen by the informers.
     pub expectations: Arc<SharedExpectations>,
     /// Where events go.
@@ -90,12 +98,18 @@ pub async fn reconcile(
     let workloads = sources.controlled_by(&uid, &namespace).await?;
     let update_revision = ensured.revision.name_any();
     let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let pods = if is_adaptive(ud) {
+        subset_pods(&shared.pods.get(&namespace), ud)
+    } else {
+        BTreeMap::new()
+    };
     let decided = plan(&PlanInput {
         united_deployment: ud,
         workloads: &workloads,
         update_revision: &update_revision,
         collision_count: ensured.collision_count,
         now: &now,
+        pods: &pods,
     });
     let plan = match decided {
         Ok(plan) => plan,
@@ -136,12 +150,17 @@ pub async fn reconcile(
     }
     let all = [failures.provision, failures.update].concat();
     if all.is_empty() {
-        // CloneSets and Advanced StatefulSets are not watched: look again until they have caught up.
-        Ok(Action::requeue(if plan.settled {
+        // CloneSets and Advanced StatefulSets are not watched: look again until they have caught up,
+        // and (Adaptive) when a pending pod would time out or a subset recover.
+        let resync = if plan.settled {
             SETTLED_RESYNC
         } else {
             CATCHING_UP_RESYNC
-        }))
+        };
+        Ok(Action::requeue(
+            plan.recheck_after
+                .map_or(resync, |recheck| resync.min(recheck + RECHECK_MARGIN)),
+        ))
     } else {
         Err(UnitedDeploymentControllerError::Subsets {
             united_deployment: object_key(ud),

@@ -55,6 +55,7 @@ fn first_plan(ud: &UnitedDeployment) -> Plan {
         workloads: &[],
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(10),
     })
     .unwrap()
@@ -109,6 +110,7 @@ fn only_workloads_that_differ_are_updated() {
         workloads: &workloads,
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(20),
     })
     .unwrap();
@@ -131,6 +133,7 @@ fn only_workloads_that_differ_are_updated() {
         workloads: &workloads,
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(20),
     })
     .unwrap();
@@ -155,6 +158,7 @@ fn only_workloads_that_differ_are_updated() {
         workloads: &workloads,
         update_revision: "web-r2",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(20),
     })
     .unwrap();
@@ -196,6 +200,7 @@ fn other_kinds_duplicates_and_removed_subsets_are_deleted() {
         workloads: &workloads,
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(20),
     })
     .unwrap();
@@ -222,14 +227,93 @@ fn other_kinds_duplicates_and_removed_subsets_are_deleted() {
 }
 
 #[test]
-fn adaptive_is_scheduled_as_fixed_with_a_warning() {
-    let adaptive = ud(&three_subsets(), json!({}));
-    let mut adaptive = adaptive;
-    adaptive.spec.topology.schedule_strategy.type_ = UnitedDeploymentScheduleStrategyType::Adaptive;
-    let plan = first_plan(&adaptive);
+fn adaptive_moves_the_replicas_of_an_unschedulable_subset_on() {
+    let strategy = json!({"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 10}});
+    let subsets = json!([{"name": "a", "maxReplicas": 6}, {"name": "b", "minReplicas": 0}]);
+    let mut ud = ud(&subsets, json!({}));
+    ud.spec.topology.schedule_strategy = serde_json::from_value(strategy).unwrap();
+    let first = first_plan(&ud);
+    assert!(first.events.is_empty(), "{:?}", first.events);
+    let workloads: Vec<SubsetWorkload> = first
+        .create
+        .iter()
+        .enumerate()
+        .map(|(index, desired)| {
+            let mut workload = existing(desired, &format!("web-{index}"), 5);
+            if let SubsetWorkload::CloneSet(set) = &mut workload {
+                let replicas = set.spec.replicas.unwrap_or(0);
+                set.status = Some(serde_json::from_value(json!({"replicas": replicas})).unwrap());
+            }
+            workload
+        })
+        .collect();
+    let unschedulable = PodSchedule {
+        created_ms: Some(5_000),
+        unschedulable: true,
+    };
+    let pods = BTreeMap::from([("a".to_owned(), vec![unschedulable; 6])]);
+    let at = |seconds: i64, ud: &UnitedDeployment| {
+        plan(&PlanInput {
+            united_deployment: ud,
+            workloads: &workloads,
+            update_revision: "web-r1",
+            collision_count: 0,
+            pods: &pods,
+            now: &time(seconds),
+        })
+        .unwrap()
+    };
+    let replicas_of = |plan: &Plan| -> Vec<(String, i32)> {
+        plan.status
+            .subset_statuses
+            .iter()
+            .map(|subset| (subset.name.clone(), subset.replicas))
+            .collect()
+    };
+    // Before the critical time nothing moves, and the plan asks to look again when it passes.
+    let early = at(12, &ud);
+    assert_eq!(
+        replicas_of(&early),
+        [("a".to_owned(), 6), ("b".to_owned(), 0)]
+    );
+    assert_eq!(early.recheck_after, Some(Duration::from_secs(3)));
+    // After it, subset a keeps what runs (nothing) and b takes the rest; a is marked unschedulable.
+    let late = at(15, &ud);
+    assert_eq!(
+        replicas_of(&late),
+        [("a".to_owned(), 0), ("b".to_owned(), 6)]
+    );
+    let marked = &late.status.subset_statuses[0].conditions;
+    assert_eq!(marked.len(), 1);
+    assert_eq!(
+        (marked[0].status.as_str(), marked[0].reason.as_str()),
+        ("False", "reschedule")
+    );
+    assert_eq!(late.recheck_after, Some(Duration::from_secs(300)));
+    assert_eq!(late.update.len(), 2, "both CloneSets are rescaled");
+    // The same UnitedDeployment under Fixed ignores the pods.
+    ud.spec.topology.schedule_strategy = Default::default();
+    let fixed = at(15, &ud);
+    assert_eq!(
+        replicas_of(&fixed),
+        [("a".to_owned(), 6), ("b".to_owned(), 0)]
+    );
+    assert_eq!(fixed.recheck_after, None);
+}
+
+#[test]
+fn reserving_unschedulable_pods_is_refused_with_a_warning() {
+    let strategy = json!({"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": true}});
+    let mut reserving = ud(&three_subsets(), json!({}));
+    reserving.spec.topology.schedule_strategy = serde_json::from_value(strategy).unwrap();
+    let plan = first_plan(&reserving);
     assert_eq!(plan.create.len(), 3);
     assert_eq!(plan.events.len(), 1);
     assert!(plan.events[0].warning);
+    assert_eq!(
+        plan.events[0].reason,
+        "ReserveUnschedulablePodsNotSupported"
+    );
     assert!(
         first_plan(&ud(&three_subsets(), json!({})))
             .events
@@ -248,6 +332,7 @@ fn replicas_that_do_not_add_up_stop_the_plan() {
         workloads: &[],
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(1),
     })
     .unwrap_err();
@@ -261,6 +346,7 @@ fn replicas_that_do_not_add_up_stop_the_plan() {
             workloads: &[],
             update_revision: "r",
             collision_count: 0,
+            pods: &BTreeMap::new(),
             now: &time(1),
         }),
         Err(UnitedDeploymentError::NoTemplate)
@@ -298,6 +384,7 @@ fn a_plan_is_settled_once_every_workload_reports_its_replicas_ready_and_updated(
             workloads,
             update_revision: "web-r1",
             collision_count: 0,
+            pods: &BTreeMap::new(),
             now: &time(30),
         })
         .unwrap()
@@ -329,6 +416,7 @@ fn an_on_delete_stateful_set_is_not_rewritten_for_a_partition_it_cannot_hold() {
         workloads: &workloads,
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(5),
     })
     .unwrap();
@@ -347,6 +435,7 @@ fn an_on_delete_stateful_set_is_not_rewritten_for_a_partition_it_cannot_hold() {
         workloads: &workloads,
         update_revision: "web-r1",
         collision_count: 0,
+        pods: &BTreeMap::new(),
         now: &time(5),
     })
     .unwrap();
