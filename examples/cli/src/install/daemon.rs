@@ -7,15 +7,15 @@ use k8s_openapi::api::core::v1::{
     Container, HostPathVolumeSource, PodSpec, PodTemplateSpec, SecurityContext, ServiceAccount,
     Toleration, Volume, VolumeMount,
 };
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::keys::image_pull::DAEMON_CONFIG_NAMESPACE;
 
 use super::container_parts::{container_port, field_env, http_probe, resources};
 use super::document::Document;
-use super::object_meta::{app_labels, cluster_meta, namespaced_meta};
-use super::policy_rule::{role_ref, rule, service_account_subject};
+use super::object_meta::{app_labels, namespaced_meta};
+use super::policy_rule::{rule, service_account_subject};
+use super::role_grant::{cluster_role_grant, role_grant};
 use super::settings::InstallSettings;
 
 /// The name of the DaemonSet, its ServiceAccount and pods' `app.kubernetes.io/name`.
@@ -120,77 +120,59 @@ fn daemon_set(settings: &InstallSettings) -> DaemonSet {
 /// Rendering fails.
 pub fn documents(settings: &InstallSettings) -> std::io::Result<Vec<Document>> {
     let namespace = settings.namespace.as_str();
-    let subjects = Some(vec![service_account_subject(DAEMON, namespace)]);
+    let subject = service_account_subject(DAEMON, namespace);
     let kruise = "apps.kruise.io";
-    Ok(vec![
-        Document::new(
-            "kruise-daemon: one per node, next to the node's container runtime. It reads the\n\
-             ContainerRecreateRequests labelled with its node and its node's NodeImage and NodePodProbe, acts\n\
-             through the CRI socket, and writes their status. It reads pull Secrets only in kruise-daemon-config\n\
-             (namespace.yaml), where kruise-manager copies them. It watches its node's pods and writes their\n\
-             runtime-containers-meta annotation through pods/status (no other pod write).",
-            &ServiceAccount {
-                metadata: namespaced_meta(DAEMON, namespace),
-                ..ServiceAccount::default()
-            },
-        )?,
-        Document::new(
-            "",
-            &ClusterRole {
-                metadata: cluster_meta(DAEMON_CLUSTER_ROLE),
-                rules: Some(vec![
-                    rule(
-                        &[kruise],
-                        &["containerrecreaterequests", "nodeimages", "nodepodprobes"],
-                        &["get", "list", "watch"],
-                    ),
-                    rule(
-                        &[kruise],
-                        &[
-                            "containerrecreaterequests/status",
-                            "nodeimages/status",
-                            "nodepodprobes/status",
-                        ],
-                        &["get", "patch", "update"],
-                    ),
-                    // The container meta worker: its node's pods, their runtime-containers-meta annotation
-                    // (written through pods/status, as upstream), the node's kubelet version.
-                    rule(&[""], &["pods"], &["get", "list", "watch"]),
-                    rule(&[""], &["pods/status"], &["patch"]),
-                    rule(&[""], &["nodes"], &["get"]),
-                ]),
-                aggregation_rule: None,
-            },
-        )?,
-        Document::new(
-            "",
-            &ClusterRoleBinding {
-                metadata: cluster_meta(DAEMON_CLUSTER_ROLE),
-                role_ref: role_ref("ClusterRole", DAEMON_CLUSTER_ROLE),
-                subjects: subjects.clone(),
-            },
-        )?,
-        Document::new(
-            "The pull secrets NodeImages reference: the copies kruise-manager keeps in kruise-daemon-config,\n\
-             no others.",
-            &Role {
-                metadata: namespaced_meta(PULL_SECRETS_ROLE, DAEMON_CONFIG_NAMESPACE),
-                rules: Some(vec![rule(&[""], &["secrets"], &["get"])]),
-            },
-        )?,
-        Document::new(
-            "",
-            &RoleBinding {
-                metadata: namespaced_meta(PULL_SECRETS_ROLE, DAEMON_CONFIG_NAMESPACE),
-                role_ref: role_ref("Role", PULL_SECRETS_ROLE),
-                subjects,
-            },
-        )?,
-        Document::new(
-            "Every node, including tainted and control-plane ones (requests for their pods must be served),\n\
-             on the host network. Talking to the runtime socket needs root; nothing else is written on the\n\
-             host. The socket's host directory is mounted under /hostvar.",
-            &daemon_set(settings),
-        )?,
-    ])
+    let mut documents = vec![Document::new(
+        "kruise-daemon: one per node, next to the node's container runtime. It reads the\n\
+         ContainerRecreateRequests labelled with its node and its node's NodeImage and NodePodProbe, acts\n\
+         through the CRI socket, and writes their status. It reads pull Secrets only in kruise-daemon-config\n\
+         (namespace.yaml), where kruise-manager copies them. It watches its node's pods and writes their\n\
+         runtime-containers-meta annotation through pods/status (no other pod write).",
+        &ServiceAccount {
+            metadata: namespaced_meta(DAEMON, namespace),
+            ..ServiceAccount::default()
+        },
+    )?];
+    let cluster_rules = vec![
+        rule(
+            &[kruise],
+            &["containerrecreaterequests", "nodeimages", "nodepodprobes"],
+            &["get", "list", "watch"],
+        ),
+        rule(
+            &[kruise],
+            &[
+                "containerrecreaterequests/status",
+                "nodeimages/status",
+                "nodepodprobes/status",
+            ],
+            &["get", "patch", "update"],
+        ),
+        // The container meta worker: its node's pods, their runtime-containers-meta annotation
+        // (written through pods/status, as upstream), the node's kubelet version.
+        rule(&[""], &["pods"], &["get", "list", "watch"]),
+        rule(&[""], &["pods/status"], &["patch"]),
+        rule(&[""], &["nodes"], &["get"]),
+    ];
+    documents.extend(cluster_role_grant(
+        "",
+        DAEMON_CLUSTER_ROLE,
+        cluster_rules,
+        &subject,
+    )?);
+    documents.extend(role_grant(
+        "The pull secrets NodeImages reference: the copies kruise-manager keeps in kruise-daemon-config,\n\
+         no others.",
+        PULL_SECRETS_ROLE,
+        DAEMON_CONFIG_NAMESPACE,
+        vec![rule(&[""], &["secrets"], &["get"])],
+        &subject,
+    )?);
+    documents.push(Document::new(
+        "Every node, including tainted and control-plane ones (requests for their pods must be served),\n\
+         on the host network. Talking to the runtime socket needs root; nothing else is written on the\n\
+         host. The socket's host directory is mounted under /hostvar.",
+        &daemon_set(settings),
+    )?);
+    Ok(documents)
 }

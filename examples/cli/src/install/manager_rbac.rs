@@ -2,13 +2,14 @@
 //! namespace), and the Role in the namespace of the pull secret copies.
 
 use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding};
+use k8s_openapi::api::rbac::v1::PolicyRule;
 use kruise_api::crd::{CrdOptions, all};
 use kruise_api::keys::image_pull::DAEMON_CONFIG_NAMESPACE;
 
 use super::document::Document;
-use super::object_meta::{cluster_meta, namespaced_meta};
-use super::policy_rule::{named_rule, role_ref, rule, service_account_subject};
+use super::object_meta::namespaced_meta;
+use super::policy_rule::{named_rule, rule, service_account_subject};
+use super::role_grant::{cluster_role_grant, role_grant};
 use super::settings::InstallSettings;
 
 /// The name of kruise-manager's ServiceAccount, ClusterRole, Role, their bindings and its Lease.
@@ -260,66 +261,39 @@ fn namespace_rules() -> Vec<PolicyRule> {
 /// Rendering fails.
 pub fn documents(settings: &InstallSettings) -> std::io::Result<Vec<Document>> {
     let namespace = settings.namespace.as_str();
-    let subjects = Some(vec![service_account_subject(MANAGER, namespace)]);
-    Ok(vec![
-        Document::new(
-            "What kruise-manager may do, and no more.",
-            &ServiceAccount {
-                metadata: namespaced_meta(MANAGER, namespace),
-                ..ServiceAccount::default()
-            },
-        )?,
-        Document::new(
-            CLUSTER_ROLE_COMMENT,
-            &ClusterRole {
-                metadata: cluster_meta(MANAGER),
-                rules: Some(cluster_rules(namespace)),
-                aggregation_rule: None,
-            },
-        )?,
-        Document::new(
-            "",
-            &ClusterRoleBinding {
-                metadata: cluster_meta(MANAGER),
-                role_ref: role_ref("ClusterRole", MANAGER),
-                subjects: subjects.clone(),
-            },
-        )?,
-        Document::new(
-            "In its own namespace: the leader Lease, Events about itself, the shared webhook certificate, and\n\
-             the ConfigMap kruise-configuration (the SidecarSet webhook's patchPodMetadata whitelist).",
-            &Role {
-                metadata: namespaced_meta(MANAGER, namespace),
-                rules: Some(namespace_rules()),
-            },
-        )?,
-        Document::new(
-            "",
-            &RoleBinding {
-                metadata: namespaced_meta(MANAGER, namespace),
-                role_ref: role_ref("Role", MANAGER),
-                subjects: subjects.clone(),
-            },
-        )?,
-        Document::new(
-            "The copies of ImagePullJob pull secrets kruise-daemon reads: created, kept in sync with their\n\
-             sources, released and deleted when no job needs them.",
-            &Role {
-                metadata: namespaced_meta(PULL_SECRETS_ROLE, DAEMON_CONFIG_NAMESPACE),
-                rules: Some(vec![rule(
-                    &[""],
-                    &["secrets"],
-                    &["get", "list", "create", "update", "delete"],
-                )]),
-            },
-        )?,
-        Document::new(
-            "",
-            &RoleBinding {
-                metadata: namespaced_meta(PULL_SECRETS_ROLE, DAEMON_CONFIG_NAMESPACE),
-                role_ref: role_ref("Role", PULL_SECRETS_ROLE),
-                subjects,
-            },
-        )?,
-    ])
+    let subject = service_account_subject(MANAGER, namespace);
+    let mut documents = vec![Document::new(
+        "What kruise-manager may do, and no more.",
+        &ServiceAccount {
+            metadata: namespaced_meta(MANAGER, namespace),
+            ..ServiceAccount::default()
+        },
+    )?];
+    documents.extend(cluster_role_grant(
+        CLUSTER_ROLE_COMMENT,
+        MANAGER,
+        cluster_rules(namespace),
+        &subject,
+    )?);
+    documents.extend(role_grant(
+        "In its own namespace: the leader Lease, Events about itself, the shared webhook certificate, and\n\
+         the ConfigMap kruise-configuration (the SidecarSet webhook's patchPodMetadata whitelist).",
+        MANAGER,
+        namespace,
+        namespace_rules(),
+        &subject,
+    )?);
+    documents.extend(role_grant(
+        "The copies of ImagePullJob pull secrets kruise-daemon reads: created, kept in sync with their\n\
+         sources, released and deleted when no job needs them.",
+        PULL_SECRETS_ROLE,
+        DAEMON_CONFIG_NAMESPACE,
+        vec![rule(
+            &[""],
+            &["secrets"],
+            &["get", "list", "create", "update", "delete"],
+        )],
+        &subject,
+    )?);
+    Ok(documents)
 }

@@ -24,6 +24,7 @@ pub mod object_meta;
 pub mod policy_rule;
 pub mod quantity;
 pub mod resource_distribution;
+pub mod role_grant;
 pub mod service;
 pub mod settings;
 pub mod webhook_configurations;

@@ -1,12 +1,10 @@
 //! `resource-distribution.yaml`: the rights of the ResourceDistribution controller and webhook (gate
 //! `ResourceDistributionGate`), a ClusterRole of their own so the manager's stays read-only on Secrets.
 
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-
 use super::document::Document;
 use super::manager_rbac::MANAGER;
-use super::object_meta::cluster_meta;
-use super::policy_rule::{role_ref, rule, service_account_subject};
+use super::policy_rule::{rule, service_account_subject};
+use super::role_grant::cluster_role_grant;
 use super::settings::InstallSettings;
 
 /// The name of the ClusterRole and its binding.
@@ -27,38 +25,23 @@ ValidatingWebhookConfiguration it writes.";
 /// Rendering fails.
 pub fn documents(settings: &InstallSettings) -> std::io::Result<Vec<Document>> {
     let kruise = "apps.kruise.io";
-    Ok(vec![
-        Document::new(
-            COMMENT,
-            &ClusterRole {
-                metadata: cluster_meta(RESOURCE_DISTRIBUTION_ROLE),
-                rules: Some(vec![
-                    rule(
-                        &[kruise],
-                        &["resourcedistributions"],
-                        &["get", "list", "watch"],
-                    ),
-                    rule(
-                        &[kruise],
-                        &["resourcedistributions/status"],
-                        &["get", "update", "patch"],
-                    ),
-                    rule(
-                        &[""],
-                        &["secrets", "configmaps"],
-                        &["get", "list", "watch", "create", "update", "delete"],
-                    ),
-                ]),
-                aggregation_rule: None,
-            },
-        )?,
-        Document::new(
-            "",
-            &ClusterRoleBinding {
-                metadata: cluster_meta(RESOURCE_DISTRIBUTION_ROLE),
-                role_ref: role_ref("ClusterRole", RESOURCE_DISTRIBUTION_ROLE),
-                subjects: Some(vec![service_account_subject(MANAGER, &settings.namespace)]),
-            },
-        )?,
-    ])
+    let rules = vec![
+        rule(
+            &[kruise],
+            &["resourcedistributions"],
+            &["get", "list", "watch"],
+        ),
+        rule(
+            &[kruise],
+            &["resourcedistributions/status"],
+            &["get", "update", "patch"],
+        ),
+        rule(
+            &[""],
+            &["secrets", "configmaps"],
+            &["get", "list", "watch", "create", "update", "delete"],
+        ),
+    ];
+    let subject = service_account_subject(MANAGER, &settings.namespace);
+    Ok(cluster_role_grant(COMMENT, RESOURCE_DISTRIBUTION_ROLE, rules, &subject)?.into())
 }
