@@ -167,3 +167,17 @@ fn open_watches(metrics: &str, resource: &str) -> Result<i64> {
                 .with_context(|| format!("{series}{value}: not a count"))
         })
 }
+
+/// The arguments of a kruise-manager run for one scenario: `--namespace` (created if missing), no leader
+/// election, `--identity=e2e-<identity>`, a 5 s shutdown timeout, then `extra`.
+pub fn scenario_args(manager_namespace: &str, identity: &str, extra: &[String]) -> Vec<String> {
+    let mut args = vec![
+        format!("--namespace={manager_namespace}"),
+        "--create-namespace".to_owned(),
+        "--leader-elect=false".to_owned(),
+        format!("--identity=e2e-{identity}"),
+        "--shutdown-timeout=5s".to_owned(),
+    ];
+    args.extend_from_slice(extra);
+    args
+}

@@ -52,14 +52,11 @@ pub async fn persistent_pod_state_returns_pods_to_their_zone(cluster: &Cluster) 
         })
         .collect();
     let env = Env::with_simulator(cluster, NAMESPACE, config).await?;
-    let args: Vec<String> = vec![
-        format!("--namespace={MANAGER_NAMESPACE}"),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        format!("--identity=e2e-{NAMESPACE}"),
-        "--shutdown-timeout=5s".to_owned(),
-        format!("--statefulset-namespace={NAMESPACE}"),
-    ];
+    let args = crate::manager_process::scenario_args(
+        MANAGER_NAMESPACE,
+        NAMESPACE,
+        &[format!("--statefulset-namespace={NAMESPACE}")],
+    );
     let mut manager =
         ManagerProcess::spawn(cluster, NAMESPACE, &args, Webhooks::Served, &[]).await?;
     let result = async {

@@ -87,14 +87,11 @@ async fn with_manager(
         return Ok(());
     }
     let env = Env::without_manager(cluster, namespace).await?;
-    let mut args: Vec<String> = vec![
-        format!("--namespace={MANAGER_NAMESPACE}"),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        "--identity=e2e-pub".to_owned(),
-        "--shutdown-timeout=5s".to_owned(),
-        format!("--cloneset-namespace={namespace}"),
-    ];
+    let mut args = crate::manager_process::scenario_args(
+        MANAGER_NAMESPACE,
+        "pub",
+        &[format!("--cloneset-namespace={namespace}")],
+    );
     args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let mut manager =
         ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[]).await?;

@@ -50,14 +50,11 @@ pub async fn resource_distribution_distributes_a_secret(cluster: &Cluster) -> Re
         return Ok(());
     }
     let run = Names::new();
-    let args: Vec<String> = vec![
-        format!("--namespace={}", run.manager_namespace()),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        format!("--identity=e2e-{}", run.prefix),
-        "--shutdown-timeout=5s".to_owned(),
-        "--feature-gates=ResourceDistributionGate=true".to_owned(),
-    ];
+    let args = crate::manager_process::scenario_args(
+        &run.manager_namespace(),
+        &run.prefix,
+        &["--feature-gates=ResourceDistributionGate=true".to_owned()],
+    );
     // The gate's rights, apart from rbac.yaml, as an operator turning the gate on applies them.
     crate::identities::grant_manager(
         cluster,

@@ -68,14 +68,11 @@ pub async fn with_manager(
         return Ok(());
     }
     let env = Env::without_manager(cluster, namespace).await?;
-    let args: Vec<String> = vec![
-        format!("--namespace={MANAGER_NAMESPACE}"),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        "--identity=e2e-sidecarset".to_owned(),
-        "--shutdown-timeout=5s".to_owned(),
-        format!("--cloneset-namespace={namespace}"),
-    ];
+    let args = crate::manager_process::scenario_args(
+        MANAGER_NAMESPACE,
+        "sidecarset",
+        &[format!("--cloneset-namespace={namespace}")],
+    );
     let mut manager =
         ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[]).await?;
     let result = body(&env.client, manager.metrics_port).await;

@@ -62,15 +62,14 @@ pub async fn sidecarset_measure_webhook_and_memory(cluster: &Cluster) -> Result<
     }
     let client = cluster.client.clone();
     ensure_namespace(&client, NAMESPACE).await?;
-    let args: Vec<String> = vec![
-        format!("--namespace={MANAGER_NAMESPACE}"),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        "--identity=e2e-sidecarset-measure".to_owned(),
-        "--shutdown-timeout=5s".to_owned(),
-        "--log-format=json".to_owned(),
-        format!("--cloneset-namespace={NAMESPACE}"),
-    ];
+    let args = crate::manager_process::scenario_args(
+        MANAGER_NAMESPACE,
+        "sidecarset-measure",
+        &[
+            "--log-format=json".to_owned(),
+            format!("--cloneset-namespace={NAMESPACE}"),
+        ],
+    );
     let mut manager =
         ManagerProcess::spawn(cluster, "sidecarset-measure", &args, Webhooks::Served, &[]).await?;
     let pid = manager.process.child.id().context("no manager pid")?;

@@ -56,7 +56,7 @@ pub async fn united_deployment_spreads_subsets_over_zones(cluster: &Cluster) -> 
         );
         return Ok(());
     }
-    let (env, manager) = start(cluster).await?;
+    let (env, manager) = start(cluster, "uniteddeployment").await?;
     let result = async {
         crate::manager_process::wait_ready(manager.metrics_port).await?;
         env.wait_for_api().await?;
@@ -87,7 +87,7 @@ pub async fn united_deployment_adapts_to_unschedulable_subsets(cluster: &Cluster
         );
         return Ok(());
     }
-    let (env, manager) = start(cluster).await?;
+    let (env, manager) = start(cluster, "uniteddeployment-adaptive").await?;
     let result = async {
         crate::manager_process::wait_ready(manager.metrics_port).await?;
         env.wait_for_api().await?;
@@ -98,7 +98,7 @@ pub async fn united_deployment_adapts_to_unschedulable_subsets(cluster: &Cluster
 }
 
 /// The node simulator (one node per zone) and kruise-manager with its webhooks.
-async fn start(cluster: &Cluster) -> Result<(Env, ManagerProcess)> {
+async fn start(cluster: &Cluster, log_name: &str) -> Result<(Env, ManagerProcess)> {
     let mut config = simulator_config(NAMESPACE);
     config.nodes = 3;
     config.node_labels = ZONES
@@ -113,15 +113,12 @@ async fn start(cluster: &Cluster) -> Result<(Env, ManagerProcess)> {
         })
         .collect();
     let env = Env::with_simulator(cluster, NAMESPACE, config).await?;
-    let args: Vec<String> = vec![
-        format!("--namespace={MANAGER_NAMESPACE}"),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        format!("--identity=e2e-{NAMESPACE}"),
-        "--shutdown-timeout=5s".to_owned(),
-        format!("--cloneset-namespace={NAMESPACE}"),
-    ];
-    match ManagerProcess::spawn(cluster, NAMESPACE, &args, Webhooks::Served, &[]).await {
+    let args = crate::manager_process::scenario_args(
+        MANAGER_NAMESPACE,
+        NAMESPACE,
+        &[format!("--cloneset-namespace={NAMESPACE}")],
+    );
+    match ManagerProcess::spawn(cluster, log_name, &args, Webhooks::Served, &[]).await {
         Ok(manager) => Ok((env, manager)),
         Err(error) => {
             let _ = env.stop().await;
@@ -526,12 +523,22 @@ async fn cloneset_subsets(env: &Env) -> Result<()> {
         OtherSubsets::Ignored,
     )
     .await?;
-    let status = wait_status(env, "web", "two subsets in the status", |status| {
-        (subset_replicas(status) != owned(&[("zone-b", 5), ("zone-c", 5)]))
-            .then(|| "not 5/5".to_owned())
-    })
+    // The allocation is written at once; `replicas` sums the CloneSets' statuses, which follow their pods.
+    wait_status(
+        env,
+        "web",
+        "two subsets and 10 replicas in the status",
+        |status| {
+            if subset_replicas(status) != owned(&[("zone-b", 5), ("zone-c", 5)]) {
+                Some("not 5/5".to_owned())
+            } else if status.replicas != 10 {
+                Some(format!("replicas {}", status.replicas))
+            } else {
+                None
+            }
+        },
+    )
     .await?;
-    ensure!(status.replicas == 10, "replicas {}", status.replicas);
     Ok(())
 }
 

@@ -71,14 +71,11 @@ async fn with_manager(cluster: &Cluster, namespace: &str, body: Body) -> Result<
         })
         .collect();
     let env = Env::with_simulator(cluster, namespace, config).await?;
-    let args: Vec<String> = vec![
-        format!("--namespace={MANAGER_NAMESPACE}"),
-        "--create-namespace".to_owned(),
-        "--leader-elect=false".to_owned(),
-        format!("--identity=e2e-{namespace}"),
-        "--shutdown-timeout=5s".to_owned(),
-        format!("--cloneset-namespace={namespace}"),
-    ];
+    let args = crate::manager_process::scenario_args(
+        MANAGER_NAMESPACE,
+        namespace,
+        &[format!("--cloneset-namespace={namespace}")],
+    );
     let mut manager =
         ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[]).await?;
     let result = async {
