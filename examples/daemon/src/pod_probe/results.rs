@@ -1,6 +1,6 @@
 //! The latest kept result of every probe worker, shared by the workers and [`super::status_writer`]:
 //! a report replaces the kept result only when
-//! [`should_record`](kruise_schedule::pod_probe::probe_status::should_record) says so, and then wakes
+//! [`should_record`] says so, and then wakes
 //! the writer.
 
 use std::collections::HashMap;

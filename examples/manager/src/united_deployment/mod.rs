@@ -2,8 +2,8 @@
 //! version) and the workloads they control: StatefulSets and Deployments through an index of their shared
 //! informers by the owner's UID, CloneSets and Advanced StatefulSets through a list per reconcile (their
 //! controllers hold the one watch of those kinds, and a second would double it), plus their
-//! ControllerRevisions; keeps the revision of the template ([`revisions`]), calls the sans-IO
-//! [`kruise_schedule::united_deployment::plan`], and executes it ([`subsets`]): creates the missing
+//! ControllerRevisions; keeps the revision of the template (`revisions`), calls the sans-IO
+//! [`kruise_schedule::united_deployment::plan`], and executes it (`subsets`): creates the missing
 //! subset workloads (with create expectations for the watched kinds, so a stale cache never creates a
 //! second one), replaces the ones whose revision, patch, replicas or partition changed, deletes the
 //! workloads of removed subsets, of another kind or duplicated, records events, and writes the status
@@ -13,7 +13,7 @@
 //! when a pod with an `apps.kruise.io/subset-name` label that its selector's `matchLabels` match changes,
 //! and every 2 s until the plan is settled (the subset workloads report what they were asked for), then
 //! every minute. Under the `Adaptive` schedule strategy it reads the scheduling state of each subset's
-//! pods from an index of the pod informer ([`subset_pods`]) and also comes back when a pending pod would time out or an
+//! pods from an index of the pod informer (`subset_pods`) and also comes back when a pending pod would time out or an
 //! unschedulable subset recover.
 //!
 //! ```no_run
