@@ -390,6 +390,9 @@ const SCENARIOS: &[(&str, Scenario)] = &[
     ("united_deployment_adapts_to_unschedulable_subsets", |c| {
         Box::pin(united_deployment::united_deployment_adapts_to_unschedulable_subsets(c))
     }),
+    ("united_deployment_reserves_unschedulable_pods", |c| {
+        Box::pin(united_deployment::united_deployment_reserves_unschedulable_pods(c))
+    }),
     ("container_images_run_their_entrypoints", |c| {
         Box::pin(container_image::container_images_run_their_entrypoints(c))
     }),

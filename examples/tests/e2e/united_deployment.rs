@@ -24,6 +24,16 @@
 //! marked unschedulable (`Schedulable=False`, reason `reschedule`) and its replicas move on: CloneSets of
 //! 0/2/1 and 3 ready pods in zone-a and zone-b. 10 s later the subset is schedulable again (`recover`)
 //! and the running pods stay where they are.
+//!
+//! `united_deployment_reserves_unschedulable_pods`: nodes of at most 2 pods, the zone-c one filled by 2
+//! plain pods; a UnitedDeployment `reserve` of 2 with the `Adaptive` strategy reserving unschedulable pods
+//! (`rescheduleCriticalSeconds` 2) and subsets zone-c then zone-b. The 2 pods of zone-c cannot be placed:
+//! 2 s after their creation they are labelled `apps.kruise.io/united-deployment-reserved-pod: "true"` and
+//! kept (CloneSet zone-c stays at 2) while 2 temporary pods run in zone-b; the status says 2 reserved
+//! pods (`Schedulable=False` for zone-c). Once the plain pods are deleted the reserved pods are placed and
+//! become ready, their label turns `"false"`, the temporary pods go (CloneSets 2/0) and the status says
+//! none reserved. (The node simulator reads node labels only at start, so room on the node, not a new
+//! node label, is what makes the subset schedulable.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -97,10 +107,38 @@ pub async fn united_deployment_adapts_to_unschedulable_subsets(cluster: &Cluster
     stop(env, manager, result).await
 }
 
+pub async fn united_deployment_reserves_unschedulable_pods(cluster: &Cluster) -> Result<()> {
+    if cluster.external {
+        eprintln!(
+            "    (skipped on KRUISE_E2E_KUBECONFIG: the cluster cannot call a webhook on loopback)"
+        );
+        return Ok(());
+    }
+    let (env, manager) = start_with(cluster, "uniteddeployment-reserve", RESERVE_MAX_PODS).await?;
+    let result = async {
+        crate::manager_process::wait_ready(manager.metrics_port).await?;
+        env.wait_for_api().await?;
+        reserved_subsets(&env).await
+    }
+    .await;
+    stop(env, manager, result).await
+}
+
 /// The node simulator (one node per zone) and kruise-manager with its webhooks.
 async fn start(cluster: &Cluster, log_name: &str) -> Result<(Env, ManagerProcess)> {
+    let max_pods = simulator_config(NAMESPACE).max_pods;
+    start_with(cluster, log_name, max_pods).await
+}
+
+/// [`start`] with nodes of at most `max_pods` pods.
+async fn start_with(
+    cluster: &Cluster,
+    log_name: &str,
+    max_pods: usize,
+) -> Result<(Env, ManagerProcess)> {
     let mut config = simulator_config(NAMESPACE);
     config.nodes = 3;
+    config.max_pods = max_pods;
     config.node_labels = ZONES
         .iter()
         .enumerate()
@@ -733,6 +771,170 @@ async fn adaptive_subsets(env: &Env) -> Result<()> {
         &[("zone-a", 2, None), ("zone-b", 1, None)],
         OtherSubsets::Absent,
     )
+    .await?;
+    eprintln!("    recovered in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+/// The most pods a node holds in `united_deployment_reserves_unschedulable_pods`.
+const RESERVE_MAX_PODS: usize = 2;
+
+/// The label the controller puts on reserved pods.
+const RESERVED: &str = "apps.kruise.io/united-deployment-reserved-pod";
+
+/// The pods of subset `zone` of `app`: `(reserved label, placed, ready)` each, pods being deleted left
+/// out.
+async fn subset_pod_states(
+    env: &Env,
+    app: &str,
+    zone: &str,
+) -> Result<Vec<(Option<String>, bool, bool)>> {
+    let pods = env
+        .pods_api()
+        .list(&ListParams::default().labels(&format!("app={app},{SUBSET}={zone}")))
+        .await?;
+    Ok(pods
+        .items
+        .iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .map(|pod| {
+            let placed = pod
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.node_name.as_deref())
+                .is_some_and(|node| !node.is_empty());
+            (pod.labels().get(RESERVED).cloned(), placed, is_ready(pod))
+        })
+        .collect())
+}
+
+/// The reserved pods of subset `name`, and its `Schedulable` status.
+fn reserved_of(
+    status: &kruise_api::apps::v1beta1::UnitedDeploymentStatus,
+    name: &str,
+) -> (i32, Option<String>) {
+    let reserved = status
+        .subset_statuses
+        .iter()
+        .find(|subset| subset.name == name)
+        .map_or(0, |subset| subset.reserved_pods);
+    (reserved, schedulable(status, name).map(|(value, _)| value))
+}
+
+async fn reserved_subsets(env: &Env) -> Result<()> {
+    let started = std::time::Instant::now();
+    // Two plain pods fill the zone-c node.
+    let blockers: Vec<String> = (0..RESERVE_MAX_PODS)
+        .map(|i| format!("blocker-{i}"))
+        .collect();
+    for name in &blockers {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "blocker"}},
+            "spec": {"nodeSelector": {ZONE: "zone-c"},
+                "containers": [{"name": "main", "image": OLD_IMAGE}]}}))?;
+        env.pods_api()
+            .create(&PostParams::default(), &pod)
+            .await
+            .with_context(|| format!("creating pod {name}"))?;
+    }
+    wait_for("2 ready plain pods on the zone-c node", WAIT, || async {
+        let pods = env
+            .pods_api()
+            .list(&ListParams::default().labels("app=blocker"))
+            .await?;
+        let ready = pods.items.iter().filter(|pod| is_ready(pod)).count();
+        if ready == RESERVE_MAX_PODS {
+            Ok(Some(()))
+        } else {
+            Err(anyhow!("{ready} ready"))
+        }
+    })
+    .await?;
+    let object: UnitedDeployment = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "UnitedDeployment",
+        "metadata": {"name": "reserve", "namespace": NAMESPACE},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "reserve"}},
+            "template": {"cloneSetTemplate": {"spec": {
+                "selector": {"matchLabels": {"app": "reserve"}}, "template": pod_template("reserve")}}},
+            "topology": {
+                "subsets": subsets(&[("zone-c", Value::Null), ("zone-b", Value::Null)]),
+                "scheduleStrategy": {"type": "Adaptive", "adaptive": {
+                    "rescheduleCriticalSeconds": RESCHEDULE_CRITICAL_SECONDS,
+                    "reserveUnschedulablePods": true}}}}
+    }))?;
+    uds(&env.client)
+        .create(&PostParams::default(), &object)
+        .await
+        .context("creating UnitedDeployment reserve")?;
+    // The zone-c pods cannot be placed: they are reserved and kept, and 2 temporary pods run in zone-b.
+    wait_clonesets(env, "reserve", &[("zone-c", 2), ("zone-b", 2)]).await?;
+    wait_for("2 reserved pods in zone-c", WAIT, || async {
+        let found = subset_pod_states(env, "reserve", "zone-c").await?;
+        let reserved = vec![(Some("true".to_owned()), false, false); 2];
+        if found == reserved {
+            Ok(Some(()))
+        } else {
+            Err(anyhow!("zone-c pods (label, placed, ready): {found:?}"))
+        }
+    })
+    .await?;
+    let temporary = subset_pod_states(env, "reserve", "zone-b").await?;
+    ensure!(
+        temporary.iter().all(|(label, _, _)| label.is_none()),
+        "temporary pods labelled: {temporary:?}"
+    );
+    wait_pods(
+        env,
+        "reserve",
+        "2 temporary pods ready in zone-b",
+        &[("zone-b", 2, None)],
+        OtherSubsets::Ignored,
+    )
+    .await?;
+    wait_status(env, "reserve", "2 reserved pods", |status| {
+        let zone_c = reserved_of(status, "zone-c");
+        (status.reserved_pods != 2
+            || zone_c != (2, Some("False".to_owned()))
+            || status.replicas != 2
+            || status.ready_replicas != 2)
+            .then(|| format!("reservedPods {}, zone-c {zone_c:?}", status.reserved_pods))
+    })
+    .await?;
+    eprintln!("    reserved in {:.1?}", started.elapsed());
+    // Room on the zone-c node: the reserved pods are placed, and once ready the temporary pods go.
+    for name in &blockers {
+        env.pods_api()
+            .delete(name, &DeleteParams::default().grace_period(0))
+            .await
+            .with_context(|| format!("deleting pod {name}"))?;
+    }
+    wait_clonesets(env, "reserve", &[("zone-c", 2), ("zone-b", 0)]).await?;
+    wait_pods(
+        env,
+        "reserve",
+        "2 ready pods in zone-c, none in zone-b",
+        &[("zone-c", 2, None)],
+        OtherSubsets::Absent,
+    )
+    .await?;
+    wait_for("the zone-c pods no longer reserved", WAIT, || async {
+        let found = subset_pod_states(env, "reserve", "zone-c").await?;
+        let released = vec![(Some("false".to_owned()), true, true); 2];
+        if found == released {
+            Ok(Some(()))
+        } else {
+            Err(anyhow!("zone-c pods (label, placed, ready): {found:?}"))
+        }
+    })
+    .await?;
+    wait_status(env, "reserve", "no reserved pods", |status| {
+        let zone_c = reserved_of(status, "zone-c");
+        (status.reserved_pods != 0
+            || zone_c != (0, Some("True".to_owned()))
+            || status.replicas != 2
+            || status.ready_replicas != 2)
+            .then(|| format!("reservedPods {}, zone-c {zone_c:?}", status.reserved_pods))
+    })
     .await?;
     eprintln!("    recovered in {:.1?}", started.elapsed());
     Ok(())

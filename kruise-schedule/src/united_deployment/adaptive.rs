@@ -19,8 +19,8 @@
 //! from a schedulable one. Like upstream, only the elastic rule (some subset with `minReplicas` or
 //! `maxReplicas`) looks at it.
 //!
-//! `reserveUnschedulablePods` (keeping the pending pods, labelled `apps.kruise.io/united-deployment-reserved-pod`,
-//! while temporary ones run elsewhere) is not implemented: such a UnitedDeployment is handled as above.
+//! With `reserveUnschedulablePods`, [`super::reservation`] decides instead: the timed-out pods are kept and
+//! labelled reserved while temporary ones run in the following subsets.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -32,16 +32,26 @@ use kruise_api::apps::v1beta1::{
     UnitedDeploymentScheduleStrategyType, UnitedDeploymentSubsetCondition,
     UnitedDeploymentSubsetConditionType,
 };
+use kruise_api::keys::united_deployment::RESERVED_POD_LABEL;
 
 use super::workload::ObservedSubset;
 
 /// What the adaptive strategy reads from one pod of a subset.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PodSchedule {
+    /// `metadata.name` (what a reserved label is patched on).
+    pub name: String,
     /// `metadata.creationTimestamp` in milliseconds since the epoch (`None` when unset).
     pub created_ms: Option<i64>,
     /// Pending, without a node, not being deleted, and `PodScheduled=False` with reason `Unschedulable`.
     pub unschedulable: bool,
+    /// Its `Ready` condition is `True`.
+    pub ready: bool,
+    /// It is being deleted.
+    pub deleting: bool,
+    /// Its `apps.kruise.io/united-deployment-reserved-pod` label: `Some(true)` for `"true"`, `Some(false)`
+    /// for any other value, `None` without it.
+    pub reserved_label: Option<bool>,
 }
 
 impl PodSchedule {
@@ -64,7 +74,21 @@ impl PodSchedule {
                     && condition.status == "False"
                     && condition.reason.as_deref() == Some("Unschedulable")
             });
+        let ready = status
+            .and_then(|status| status.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .any(|condition| condition.type_ == "Ready" && condition.status == "True");
         Self {
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            ready,
+            deleting: pod.metadata.deletion_timestamp.is_some(),
+            reserved_label: pod
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(RESERVED_POD_LABEL))
+                .map(|value| value == "true"),
             created_ms: pod
                 .metadata
                 .creation_timestamp
@@ -85,6 +109,10 @@ pub struct SubsetSchedulability {
     pub unschedulable: bool,
     /// Its pods that stayed unschedulable longer than `rescheduleCriticalSeconds`.
     pub pending: i32,
+    /// With `reserveUnschedulablePods`: its reserved pods (0 otherwise).
+    pub reserved: i32,
+    /// Its workload's replicas as observed (`spec.replicas` of the workload).
+    pub workload_replicas: i32,
     /// Its workload's pods less the pending ones (never below 0).
     pub running: i32,
     /// Its conditions to write (the previous ones with `Schedulable` updated).
@@ -98,6 +126,8 @@ pub struct Schedulability {
     pub subsets: BTreeMap<String, SubsetSchedulability>,
     /// How soon to look again: the earliest time a pod would time out or a subset would recover.
     pub recheck_after: Option<Duration>,
+    /// With `reserveUnschedulablePods`: the reserved labels to write, `(pod name, reserved)`.
+    pub relabel: Vec<(String, bool)>,
 }
 
 /// Whether `ud` uses the `Adaptive` schedule strategy.
@@ -106,8 +136,21 @@ pub fn is_adaptive(ud: &UnitedDeployment) -> bool {
     ud.spec.topology.schedule_strategy.type_ == UnitedDeploymentScheduleStrategyType::Adaptive
 }
 
+/// Whether `ud` uses the `Adaptive` schedule strategy with `reserveUnschedulablePods`.
+#[must_use]
+pub fn is_reserving(ud: &UnitedDeployment) -> bool {
+    is_adaptive(ud)
+        && ud
+            .spec
+            .topology
+            .schedule_strategy
+            .adaptive
+            .as_ref()
+            .is_some_and(|adaptive| adaptive.reserve_unschedulable_pods)
+}
+
 /// `(rescheduleCriticalSeconds, unschedulableDuration)` of `ud` in milliseconds, defaults filled in.
-fn durations_ms(ud: &UnitedDeployment) -> (i64, i64) {
+pub(super) fn durations_ms(ud: &UnitedDeployment) -> (i64, i64) {
     let adaptive = ud.spec.topology.schedule_strategy.adaptive.as_ref();
     let critical = adaptive
         .and_then(|adaptive| adaptive.reschedule_critical_seconds)
@@ -189,6 +232,8 @@ pub fn schedulability(
             SubsetSchedulability {
                 unschedulable,
                 pending,
+                reserved: 0,
+                workload_replicas: observed.replicas,
                 running: (observed.counts.replicas - pending).max(0),
                 conditions,
             },
@@ -208,7 +253,7 @@ fn schedulable_condition(
 }
 
 /// Sets the subset's `Schedulable` condition: the transition time changes only with the status.
-fn set_schedulable(
+pub(super) fn set_schedulable(
     conditions: &mut Vec<UnitedDeploymentSubsetCondition>,
     value: &str,
     reason: &str,

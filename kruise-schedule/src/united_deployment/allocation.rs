@@ -138,6 +138,96 @@ pub fn allocate_with(
     }
 }
 
+/// One subset while pouring: what it has, and how many more of them count against the total.
+struct Pour<'a> {
+    name: &'a str,
+    min: i32,
+    max: i32,
+    replicas: i32,
+    counted_room: i64,
+}
+impl Pour<'_> {
+    /// Raises the replicas towards `to` within `left`; returns how many count against the total.
+    fn raise(&mut self, to: i32, left: i32) -> i32 {
+        let add = to.saturating_sub(self.replicas).min(left).max(0);
+        self.replicas += add;
+        let counted = i64::from(add).min(self.counted_room).max(0);
+        self.counted_room -= i64::from(add);
+        i32::try_from(counted).unwrap_or(0)
+    }
+}
+
+/// The allocation under `reserveUnschedulablePods` (upstream `reservationAllocator`,
+/// `allocateByMinMaxMapAndReservation`), given [`super::reservation`]'s decision by subset name.
+/// `spec.replicas` (1 when unset) is poured into the subsets in their order, first up to each one's
+/// `minReplicas` (0 when unset), then each schedulable subset (or one without a workload) up to its
+/// `maxReplicas` (no limit when unset) and each unschedulable one up to its workload's current replicas.
+/// An unschedulable subset's replicas count against `spec.replicas` only up to its workload's replicas
+/// less its reserved pods: the reserved ones are made up for by the following subsets. Like upstream, a
+/// subset's `replicas` is not looked at.
+///
+/// # Errors
+/// An invalid `minReplicas`/`maxReplicas`, or a `minReplicas` above `maxReplicas`.
+pub fn allocate_reserving(
+    spec: &UnitedDeploymentSpec,
+    decided: &BTreeMap<String, SubsetSchedulability>,
+) -> Result<BTreeMap<String, i32>, UnitedDeploymentError> {
+    let total = spec.replicas.unwrap_or(1).max(0);
+    let mut subsets = Vec::with_capacity(spec.topology.subsets.len());
+    for (index, subset) in spec.topology.subsets.iter().enumerate() {
+        let min = match &subset.min_replicas {
+            Some(value) => subset_replicas(Some(total), value, &field(index, "minReplicas"))?,
+            None => 0,
+        };
+        let max = match &subset.max_replicas {
+            Some(value) => subset_replicas(Some(total), value, &field(index, "maxReplicas"))?,
+            None => i32::MAX,
+        };
+        if min > max {
+            return Err(UnitedDeploymentError::MinAboveMax {
+                field: format!("spec.topology.subsets[{index}]"),
+                min,
+                max,
+            });
+        }
+        let counted_room = match decided.get(&subset.name) {
+            Some(subset) if subset.unschedulable => {
+                i64::from(subset.workload_replicas) - i64::from(subset.reserved)
+            }
+            _ => i64::MAX,
+        };
+        subsets.push(Pour {
+            name: subset.name.as_str(),
+            min,
+            max,
+            replicas: 0,
+            counted_room,
+        });
+    }
+    let mut left = total;
+    for subset in &mut subsets {
+        if left <= 0 {
+            break;
+        }
+        let min = subset.min;
+        left -= subset.raise(min, left);
+    }
+    for subset in &mut subsets {
+        if left <= 0 {
+            break;
+        }
+        let to = match decided.get(subset.name) {
+            Some(decided) if decided.unschedulable => decided.workload_replicas,
+            _ => subset.max,
+        };
+        left -= subset.raise(to, left);
+    }
+    Ok(subsets
+        .into_iter()
+        .map(|subset| (subset.name.to_owned(), subset.replicas))
+        .collect())
+}
+
 fn field(index: usize, name: &str) -> String {
     format!("spec.topology.subsets[{index}].{name}")
 }

@@ -2,7 +2,8 @@
 //! replicas of each subset ([`allocation`]), their partitions ([`partitions`]), the revision of the
 //! template ([`revision`]), the workload each subset wants ([`desired`], with the subset patch of
 //! [`template_patch`]), what is read back from a workload ([`workload`]), the status ([`status`]), the
-//! `Adaptive` schedule strategy ([`adaptive`]), and one whole reconcile ([`plan`]). The caller lists the workloads the UnitedDeployment controls (CloneSets,
+//! `Adaptive` schedule strategy ([`adaptive`], with `reserveUnschedulablePods` [`reservation`]), and one
+//! whole reconcile ([`plan`]). The caller lists the workloads the UnitedDeployment controls (CloneSets,
 //! Advanced StatefulSets, StatefulSets or Deployments), keeps the ControllerRevisions, writes, and passes
 //! the clock's `now`.
 //!
@@ -40,6 +41,7 @@ pub mod desired;
 mod native_spec;
 pub mod partitions;
 pub mod plan;
+pub mod reservation;
 pub mod revision;
 pub mod status;
 pub mod template_patch;

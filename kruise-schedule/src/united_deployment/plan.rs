@@ -11,8 +11,11 @@
 //!   strategy. Labels and annotations are merged.
 //! * Under the `Adaptive` schedule strategy, [`super::adaptive`] decides which subsets are unschedulable
 //!   from their pods; the allocation moves their replicas on, their `Schedulable` conditions are written,
-//!   and [`Plan::recheck_after`] says when a pod would time out or a subset recover. Its
-//!   `reserveUnschedulablePods` is not implemented (a Warning event says so).
+//!   and [`Plan::recheck_after`] says when a pod would time out or a subset recover. With
+//!   `reserveUnschedulablePods`, [`super::reservation`] decides instead and
+//!   [`super::allocation::allocate_reserving`] allocates; [`Plan::relabel`] lists the reserved labels to
+//!   write, and the status counts the reserved pods (`reservedPods`, per subset too) and leaves them out
+//!   of `replicas`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -23,11 +26,12 @@ use kruise_api::apps::v1beta1::{
 };
 
 use super::UnitedDeploymentError;
-use super::adaptive::{PodSchedule, is_adaptive, schedulability};
-use super::allocation::allocate_with;
+use super::adaptive::{PodSchedule, is_adaptive, is_reserving, schedulability};
+use super::allocation::{allocate_reserving, allocate_with};
 use super::desired::{SubsetShape, desired_workload};
 use super::native_spec::{stateful_set_spec, stateful_set_spec_mut};
 use super::partitions::partitions;
+use super::reservation::reservation;
 use super::status::{StatusInput, set_condition, status};
 use super::workload::{ObservedSubset, SubsetWorkload, WorkloadKind};
 
@@ -92,6 +96,9 @@ pub struct Plan {
     /// Under the `Adaptive` strategy: how soon to reconcile again, when a pod would time out or an
     /// unschedulable subset recover.
     pub recheck_after: Option<Duration>,
+    /// With `reserveUnschedulablePods`: the pods whose `apps.kruise.io/united-deployment-reserved-pod`
+    /// label to write, `(pod name, reserved)`; written before the workloads.
+    pub relabel: Vec<(String, bool)>,
 }
 
 /// Decides one reconcile (see the module documentation).
@@ -111,25 +118,10 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, UnitedDeploymentError> {
         status: UnitedDeploymentStatus::default(),
         settled: false,
         recheck_after: None,
+        relabel: Vec::new(),
     };
     let adaptive = is_adaptive(ud);
-    let reserving = ud
-        .spec
-        .topology
-        .schedule_strategy
-        .adaptive
-        .as_ref()
-        .is_some_and(|strategy| strategy.reserve_unschedulable_pods);
-    if adaptive && reserving {
-        plan.events.push(PlannedEvent {
-            warning: true,
-            reason: "ReserveUnschedulablePodsNotSupported",
-            message:
-                "spec.topology.scheduleStrategy.adaptive.reserveUnschedulablePods: true is not \
-                      implemented: unschedulable pods are not kept"
-                    .to_owned(),
-        });
-    }
+    let reserving = is_reserving(ud);
     let kept = keep_one_per_subset(input.workloads, kind, &mut plan.delete);
     let current: BTreeMap<String, i32> = kept
         .iter()
@@ -140,13 +132,20 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, UnitedDeploymentError> {
             .iter()
             .map(|(subset, (_, observed))| (subset.clone(), observed.clone()))
             .collect();
-        schedulability(ud, &observed, input.pods, input.now)
+        if reserving {
+            reservation(ud, &observed, input.pods, input.now)
+        } else {
+            schedulability(ud, &observed, input.pods, input.now)
+        }
     });
-    let replicas = allocate_with(
-        &ud.spec,
-        &current,
-        schedulable.as_ref().map(|decided| &decided.subsets),
-    )?;
+    let replicas = match &schedulable {
+        Some(decided) if reserving => allocate_reserving(&ud.spec, &decided.subsets)?,
+        decided => allocate_with(
+            &ud.spec,
+            &current,
+            decided.as_ref().map(|decided| &decided.subsets),
+        )?,
+    };
     let partitions = partitions(&ud.spec, &replicas);
     let mut created_subsets = 0;
     for subset in &ud.spec.topology.subsets {
@@ -218,9 +217,13 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, UnitedDeploymentError> {
         for subset_status in &mut plan.status.subset_statuses {
             if let Some(subset) = decided.subsets.get(&subset_status.name) {
                 subset_status.conditions.clone_from(&subset.conditions);
+                subset_status.reserved_pods = subset.reserved;
+                plan.status.reserved_pods += subset.reserved;
             }
         }
+        plan.status.replicas -= plan.status.reserved_pods;
         plan.recheck_after = decided.recheck_after;
+        plan.relabel = decided.relabel;
     }
     if created_subsets > 0 || !plan.delete.is_empty() {
         set_condition(

@@ -14,7 +14,8 @@
 //! and every 2 s until the plan is settled (the subset workloads report what they were asked for), then
 //! every minute. Under the `Adaptive` schedule strategy it reads the scheduling state of each subset's
 //! pods from an index of the pod informer (`subset_pods`) and also comes back when a pending pod would time out or an
-//! unschedulable subset recover.
+//! unschedulable subset recover; with `reserveUnschedulablePods` it labels the reserved pods
+//! (`reserved_labels`) before it writes the workloads.
 //!
 //! ```no_run
 //! use kruise_manager::united_deployment::UnitedDeploymentController;
@@ -26,6 +27,7 @@
 //! ```
 
 mod reconcile;
+mod reserved_labels;
 mod revisions;
 mod subset_pods;
 mod subsets;

@@ -22,6 +22,7 @@ use kube::runtime::controller::Action;
 use kube::{Api, Client, ResourceExt};
 
 use super::UnitedDeploymentControllerError;
+use super::reserved_labels::write_reserved_labels;
 use super::revisions::ensure_update;
 use super::subset_pods::subset_pods;
 use super::subsets::{self, SubsetSources};
@@ -186,6 +187,14 @@ async fn execute(
     plan: &Plan,
 ) -> Failures {
     let mut failures = Failures::default();
+    let relabelled = write_reserved_labels(&shared.client, namespace, &plan.relabel).await;
+    if !relabelled.is_empty() {
+        // The allocation counted on those labels: write no workload until they are in place.
+        let message = relabelled.join("; ");
+        publish(shared, ud, true, "FailedLabelReservedPods", message);
+        failures.update = relabelled;
+        return failures;
+    }
     for event in &plan.events {
         publish(
             shared,

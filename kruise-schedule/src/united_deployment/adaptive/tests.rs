@@ -50,6 +50,7 @@ fn pod(created: i64, unschedulable: bool) -> PodSchedule {
     PodSchedule {
         created_ms: Some(created * 1000),
         unschedulable,
+        ..PodSchedule::default()
     }
 }
 
@@ -253,11 +254,56 @@ fn pods_are_read_as_unschedulable_only_when_pending_unplaced_and_refused() {
 }
 
 #[test]
+fn pods_are_read_with_their_name_readiness_and_reserved_label() {
+    let ready = json!([{"type": "Ready", "status": "True"}]);
+    let not_ready = json!([{"type": "Ready", "status": "False"}]);
+    let label = "apps.kruise.io/united-deployment-reserved-pod";
+    // (case, labels, conditions, ready, reserved label)
+    let table = [
+        ("no label, ready", json!({}), ready.clone(), true, None),
+        (
+            "labelled true",
+            json!({label: "true"}),
+            not_ready.clone(),
+            false,
+            Some(true),
+        ),
+        (
+            "labelled false",
+            json!({label: "false"}),
+            ready,
+            true,
+            Some(false),
+        ),
+        (
+            "labelled other",
+            json!({label: "yes"}),
+            not_ready,
+            false,
+            Some(false),
+        ),
+    ];
+    for (case, labels, conditions, ready, reserved_label) in table {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "labels": labels},
+            "status": {"phase": "Running", "conditions": conditions}}))
+        .unwrap();
+        let read = PodSchedule::of(&pod);
+        assert_eq!(read.name, "p", "{case}");
+        assert_eq!(read.ready, ready, "{case}");
+        assert_eq!(read.reserved_label, reserved_label, "{case}");
+        assert!(!read.deleting, "{case}");
+    }
+}
+
+#[test]
 fn the_elastic_allocation_caps_unschedulable_subsets_and_keeps_running_pods() {
     let spec = ud(&json!([])).spec;
     let decided = |unschedulable: bool, running: i32| SubsetSchedulability {
         unschedulable,
         pending: 0,
+        reserved: 0,
+        workload_replicas: running,
         running,
         conditions: Vec::new(),
     };

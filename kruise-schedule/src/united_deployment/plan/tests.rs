@@ -250,6 +250,7 @@ fn adaptive_moves_the_replicas_of_an_unschedulable_subset_on() {
     let unschedulable = PodSchedule {
         created_ms: Some(5_000),
         unschedulable: true,
+        ..PodSchedule::default()
     };
     let pods = BTreeMap::from([("a".to_owned(), vec![unschedulable; 6])]);
     let at = |seconds: i64, ud: &UnitedDeployment| {
@@ -302,23 +303,97 @@ fn adaptive_moves_the_replicas_of_an_unschedulable_subset_on() {
 }
 
 #[test]
-fn reserving_unschedulable_pods_is_refused_with_a_warning() {
-    let strategy = json!({"type": "Adaptive", "adaptive": {"reserveUnschedulablePods": true}});
-    let mut reserving = ud(&three_subsets(), json!({}));
-    reserving.spec.topology.schedule_strategy = serde_json::from_value(strategy).unwrap();
-    let plan = first_plan(&reserving);
-    assert_eq!(plan.create.len(), 3);
-    assert_eq!(plan.events.len(), 1);
-    assert!(plan.events[0].warning);
+fn reserved_pods_stay_while_temporary_ones_run_in_the_next_subset() {
+    let strategy = json!({"type": "Adaptive",
+        "adaptive": {"rescheduleCriticalSeconds": 10, "reserveUnschedulablePods": true}});
+    let mut ud = ud(&json!([{"name": "a"}, {"name": "b"}]), json!({}));
+    ud.spec.replicas = Some(2);
+    ud.spec.topology.schedule_strategy = serde_json::from_value(strategy).unwrap();
+    let first = first_plan(&ud);
+    assert!(first.events.is_empty(), "{:?}", first.events);
+    let workloads: Vec<SubsetWorkload> = first
+        .create
+        .iter()
+        .enumerate()
+        .map(|(index, desired)| {
+            let mut workload = existing(desired, &format!("web-{index}"), 5);
+            if let SubsetWorkload::CloneSet(set) = &mut workload {
+                let replicas = set.spec.replicas.unwrap_or(0);
+                set.status = Some(serde_json::from_value(json!({"replicas": replicas})).unwrap());
+            }
+            workload
+        })
+        .collect();
+    let pending = |name: &str, labelled: Option<bool>| PodSchedule {
+        name: name.to_owned(),
+        created_ms: Some(5_000),
+        unschedulable: true,
+        reserved_label: labelled,
+        ..PodSchedule::default()
+    };
+    let at = |seconds: i64, pods: &BTreeMap<String, Vec<PodSchedule>>| {
+        plan(&PlanInput {
+            united_deployment: &ud,
+            workloads: &workloads,
+            update_revision: "web-r1",
+            collision_count: 0,
+            pods,
+            now: &time(seconds),
+        })
+        .unwrap()
+    };
+    let replicas_of = |plan: &Plan| -> Vec<(String, i32, i32)> {
+        plan.status
+            .subset_statuses
+            .iter()
+            .map(|subset| (subset.name.clone(), subset.replicas, subset.reserved_pods))
+            .collect()
+    };
+    let pods = BTreeMap::from([(
+        "a".to_owned(),
+        vec![pending("a-1", None), pending("a-2", Some(true))],
+    )]);
+    // Before the critical time only the labelled pod is reserved: one temporary pod in b.
+    let early = at(12, &pods);
     assert_eq!(
-        plan.events[0].reason,
-        "ReserveUnschedulablePodsNotSupported"
+        replicas_of(&early),
+        [("a".to_owned(), 2, 1), ("b".to_owned(), 1, 0)]
     );
-    assert!(
-        first_plan(&ud(&three_subsets(), json!({})))
-            .events
-            .is_empty()
+    assert_eq!(early.relabel, Vec::<(String, bool)>::new());
+    assert_eq!(early.recheck_after, Some(Duration::from_secs(3)));
+    // After it both are: a keeps its 2, b runs 2 temporary pods, a-1 gets the label.
+    let late = at(15, &pods);
+    assert_eq!(
+        replicas_of(&late),
+        [("a".to_owned(), 2, 2), ("b".to_owned(), 2, 0)]
     );
+    assert_eq!(late.relabel, [("a-1".to_owned(), true)]);
+    assert_eq!(late.status.reserved_pods, 2);
+    assert_eq!(late.status.replicas, 0, "the reserved pods are not counted");
+    let marked = &late.status.subset_statuses[0].conditions;
+    assert_eq!(
+        (marked[0].status.as_str(), marked[0].reason.as_str()),
+        ("False", "reschedule")
+    );
+    // Once they are ready they are no longer reserved: the temporary pods go.
+    let ready = |name: &str| PodSchedule {
+        name: name.to_owned(),
+        created_ms: Some(5_000),
+        ready: true,
+        reserved_label: Some(true),
+        ..PodSchedule::default()
+    };
+    let pods = BTreeMap::from([("a".to_owned(), vec![ready("a-1"), ready("a-2")])]);
+    let recovered = at(40, &pods);
+    assert_eq!(
+        replicas_of(&recovered),
+        [("a".to_owned(), 2, 0), ("b".to_owned(), 0, 0)]
+    );
+    assert_eq!(
+        recovered.relabel,
+        [("a-1".to_owned(), false), ("a-2".to_owned(), false)]
+    );
+    assert_eq!(recovered.status.reserved_pods, 0);
 }
 
 #[test]
