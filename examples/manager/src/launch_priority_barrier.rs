@@ -6,6 +6,10 @@
 //! `apps.kruise.io/container-launch-priority-completed: "true"` on the pod when the last key is in. The
 //! decisions are [`kruise_inplace::launch_barrier`]'s; pods come from the shared informer (only those the
 //! controller acts on are kept).
+//!
+//! The barrier is read with one GET per pass, not from a ConfigMap informer: only pods still starting
+//! their containers are reconciled, a few passes each, while an informer would hold every ConfigMap of
+//! the cluster in memory.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -150,6 +150,28 @@ pub fn simulator_config(namespace: &str) -> SimulatorConfig {
     }
 }
 
+/// The label of a node's zone.
+pub const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// [`simulator_config`] with one node per entry of `zones`: node `<namespace>-<i>` is labelled
+/// [`ZONE_LABEL`] `zones[i]`.
+pub fn zoned_simulator_config(namespace: &str, zones: &[&str]) -> SimulatorConfig {
+    let mut config = simulator_config(namespace);
+    config.nodes = zones.len();
+    config.node_labels = zones
+        .iter()
+        .enumerate()
+        .map(|(index, zone)| {
+            (
+                format!("{namespace}-{index}"),
+                ZONE_LABEL.to_owned(),
+                (*zone).to_owned(),
+            )
+        })
+        .collect();
+    config
+}
+
 /// Sends the logs of in-process managers and simulators to a file that outlives the control plane's run
 /// directory (once).
 pub fn init_logs() {

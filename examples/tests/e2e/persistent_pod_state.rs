@@ -22,13 +22,12 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
 use crate::asts_env::{create, patch, statefulset, wait_for_api};
-use crate::cloneset_env::{Env, is_ready, node, simulator_config};
+use crate::cloneset_env::{Env, ZONE_LABEL, is_ready, node, zoned_simulator_config};
 use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, wait_for};
 
 const NAMESPACE: &str = "e2e-pps";
 const MANAGER_NAMESPACE: &str = "e2e-pps-system";
-const ZONE: &str = "topology.kubernetes.io/zone";
 const INJECTED: &str = "kruise.io/injected-persistent-pod-state";
 const WAIT: Duration = Duration::from_secs(60);
 const PODS: [&str; 3] = ["web-0", "web-1", "web-2"];
@@ -40,17 +39,8 @@ pub async fn persistent_pod_state_returns_pods_to_their_zone(cluster: &Cluster) 
         );
         return Ok(());
     }
-    let mut config = simulator_config(NAMESPACE);
-    config.nodes = 6;
-    config.node_labels = (0..6)
-        .map(|index| {
-            (
-                format!("{NAMESPACE}-{index}"),
-                ZONE.to_owned(),
-                zone_of_index(index).to_owned(),
-            )
-        })
-        .collect();
+    let zones: Vec<&str> = (0..6).map(zone_of_index).collect();
+    let config = zoned_simulator_config(NAMESPACE, &zones);
     let env = Env::with_simulator(cluster, NAMESPACE, config).await?;
     let args = crate::manager_process::scenario_args(
         MANAGER_NAMESPACE,
@@ -137,7 +127,7 @@ async fn wait_recorded(
             let mut zones = BTreeMap::new();
             for (name, record) in &recorded {
                 let pod = live.get(name).context(format!("no pod {name}"))?;
-                let zone = record.node_topology_labels.get(ZONE).cloned();
+                let zone = record.node_topology_labels.get(ZONE_LABEL).cloned();
                 ensure!(
                     record.node_name == node(pod) && zone.as_deref() == zone_of(&record.node_name),
                     "{name} runs on {} but is recorded on {} in {zone:?}",
@@ -169,7 +159,7 @@ async fn returns_pods_to_their_zone(env: &Env) -> Result<()> {
     );
     set["metadata"]["annotations"] = json!({
         "kruise.io/auto-generate-persistent-pod-state": "true",
-        "kruise.io/required-persistent-topology": ZONE,
+        "kruise.io/required-persistent-topology": ZONE_LABEL,
         "kruise.io/persistent-pod-annotations": "ip",
     });
     let created = create(env, set).await?;
@@ -187,7 +177,7 @@ async fn returns_pods_to_their_zone(env: &Env) -> Result<()> {
         .required_persistent_topology
         .map(|term| term.node_topology_keys)
         .unwrap_or_default();
-    ensure!(keys == [ZONE], "required keys {keys:?}");
+    ensure!(keys == [ZONE_LABEL], "required keys {keys:?}");
 
     // Recreate web-1: it comes back with its zone required, and runs there.
     let before = pods(env).await?;
@@ -215,7 +205,7 @@ async fn returns_pods_to_their_zone(env: &Env) -> Result<()> {
         .and_then(|spec| spec.node_selector.clone())
         .unwrap_or_default();
     ensure!(
-        selector.get(ZONE) == Some(&expected_zone),
+        selector.get(ZONE_LABEL) == Some(&expected_zone),
         "web-1 nodeSelector {selector:?}, recorded zone {expected_zone}"
     );
     ensure!(

@@ -46,13 +46,14 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::cloneset_env::{Env, is_ready, running_image, simulator_config};
+use crate::cloneset_env::{
+    Env, ZONE_LABEL, is_ready, running_image, simulator_config, zoned_simulator_config,
+};
 use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, wait_for};
 
 const NAMESPACE: &str = "e2e-uniteddeployment";
 const MANAGER_NAMESPACE: &str = "e2e-uniteddeployment-system";
-const ZONE: &str = "topology.kubernetes.io/zone";
 const SUBSET: &str = "apps.kruise.io/subset-name";
 const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
 const WAIT: Duration = Duration::from_secs(60);
@@ -136,20 +137,8 @@ async fn start_with(
     log_name: &str,
     max_pods: usize,
 ) -> Result<(Env, ManagerProcess)> {
-    let mut config = simulator_config(NAMESPACE);
-    config.nodes = 3;
+    let mut config = zoned_simulator_config(NAMESPACE, &ZONES);
     config.max_pods = max_pods;
-    config.node_labels = ZONES
-        .iter()
-        .enumerate()
-        .map(|(index, zone)| {
-            (
-                format!("{NAMESPACE}-{index}"),
-                ZONE.to_owned(),
-                (*zone).to_owned(),
-            )
-        })
-        .collect();
     let env = Env::with_simulator(cluster, NAMESPACE, config).await?;
     let args = crate::manager_process::scenario_args(
         MANAGER_NAMESPACE,
@@ -206,7 +195,7 @@ fn subsets(replicas: &[(&str, Value)]) -> Value {
         .iter()
         .map(|(zone, replicas)| {
             let mut subset = json!({"name": zone, "nodeSelectorTerm": {"matchExpressions": [
-                {"key": ZONE, "operator": "In", "values": [zone]}]}});
+                {"key": ZONE_LABEL, "operator": "In", "values": [zone]}]}});
             if !replicas.is_null() {
                 subset["replicas"] = replicas.clone();
             }
@@ -830,7 +819,7 @@ async fn reserved_subsets(env: &Env) -> Result<()> {
     for name in &blockers {
         let pod: Pod = serde_json::from_value(json!({
             "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"app": "blocker"}},
-            "spec": {"nodeSelector": {ZONE: "zone-c"},
+            "spec": {"nodeSelector": {ZONE_LABEL: "zone-c"},
                 "containers": [{"name": "main", "image": OLD_IMAGE}]}}))?;
         env.pods_api()
             .create(&PostParams::default(), &pod)

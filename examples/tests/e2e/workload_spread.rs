@@ -25,14 +25,13 @@ use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::cloneset_env::{Env, is_ready, simulator_config};
+use crate::cloneset_env::{Env, ZONE_LABEL, is_ready, zoned_simulator_config};
 use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, wait_for};
 
 const FIXED_NAMESPACE: &str = "e2e-workloadspread";
 const ADAPTIVE_NAMESPACE: &str = "e2e-workloadspread-adaptive";
 const MANAGER_NAMESPACE: &str = "e2e-workloadspread-system";
-const ZONE: &str = "topology.kubernetes.io/zone";
 const MATCHED: &str = "apps.kruise.io/matched-workloadspread";
 const COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 const WAIT: Duration = Duration::from_secs(120);
@@ -58,18 +57,7 @@ async fn with_manager(cluster: &Cluster, namespace: &str, body: Body) -> Result<
         );
         return Ok(());
     }
-    let mut config = simulator_config(namespace);
-    config.nodes = 4;
-    config.node_labels = (0..4)
-        .map(|index| {
-            let zone = if index < 2 { "zone-a" } else { "zone-b" };
-            (
-                format!("{namespace}-{index}"),
-                ZONE.to_owned(),
-                zone.to_owned(),
-            )
-        })
-        .collect();
+    let config = zoned_simulator_config(namespace, &["zone-a", "zone-a", "zone-b", "zone-b"]);
     let env = Env::with_simulator(cluster, namespace, config).await?;
     let args = crate::manager_process::scenario_args(
         MANAGER_NAMESPACE,
@@ -212,10 +200,10 @@ async fn fixed(env: &Env) -> Result<()> {
         "web",
         json!({"subsets": [
             {"name": "subset-a", "maxReplicas": 4,
-             "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-a"]}]},
+             "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE_LABEL, "operator": "In", "values": ["zone-a"]}]},
              "patch": {"metadata": {"labels": {"spread-zone": "a"}}}},
             {"name": "subset-b",
-             "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-b"]}]}}]}),
+             "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE_LABEL, "operator": "In", "values": ["zone-b"]}]}}]}),
     )
     .await?;
     env.create("web", 6, "nginx:1.25", json!({})).await?;
@@ -339,9 +327,9 @@ async fn adaptive(env: &Env) -> Result<()> {
             "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 10}},
             "subsets": [
                 {"name": "subset-x", "maxReplicas": 2,
-                 "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-x"]}]}},
+                 "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE_LABEL, "operator": "In", "values": ["zone-x"]}]}},
                 {"name": "subset-b",
-                 "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["zone-b"]}]}}]}),
+                 "requiredNodeSelectorTerm": {"matchExpressions": [{"key": ZONE_LABEL, "operator": "In", "values": ["zone-b"]}]}}]}),
     )
     .await?;
     env.create("adaptive", 3, "nginx:1.25", json!({})).await?;

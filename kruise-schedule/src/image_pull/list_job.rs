@@ -145,6 +145,18 @@ pub fn new_child(list: &ImageListPullJob, image: &str, hash: &str) -> ImagePullJ
     }
 }
 
+/// What identifies a child before the API server names it (its name comes from `generateName`): its
+/// template hash label and its image, `<hash>/<image>` (`/<image>` without the label). A list job has
+/// at most one live child per key; a controller can expect a create under this key before sending it.
+#[must_use]
+pub fn child_key(child: &ImagePullJob) -> String {
+    format!(
+        "{}/{}",
+        hash_label(child).unwrap_or_default(),
+        child.spec.image
+    )
+}
+
 /// The message of a [`FailedImageStatus`]: how many nodes failed, and where to read which.
 #[must_use]
 pub fn failed_message(child: &ImagePullJob) -> String {
@@ -502,6 +514,21 @@ mod tests {
             list_owner(&foreign).is_none(),
             "only ImageListPullJob owners count"
         );
+    }
+
+    #[test]
+    fn children_are_keyed_by_hash_and_image_before_they_have_a_name() {
+        let of = running(&["a:1", "b:1"]);
+        let a = new_child(&of, "a:1", "h1");
+        assert_eq!(child_key(&a), "h1/a:1");
+        assert_ne!(child_key(&a), child_key(&new_child(&of, "b:1", "h1")));
+        assert_ne!(child_key(&a), child_key(&new_child(&of, "a:1", "h2")));
+        let mut named = a.clone();
+        named.metadata.name = Some("warm-x7k2p".into());
+        assert_eq!(child_key(&named), child_key(&a), "the name plays no part");
+        let mut unlabelled = a;
+        unlabelled.metadata.labels = None;
+        assert_eq!(child_key(&unlabelled), "/a:1");
     }
 
     #[test]

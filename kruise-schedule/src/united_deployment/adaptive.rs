@@ -176,19 +176,9 @@ pub fn schedulability(
     let now_ms = now.0.as_millisecond();
     let (critical_ms, duration_ms) = durations_ms(ud);
     let mut decision = Schedulability::default();
-    let mut recheck_at: Option<i64> = None;
-    let mut recheck = |at: i64| {
-        if at > now_ms {
-            recheck_at = Some(recheck_at.map_or(at, |earliest: i64| earliest.min(at)));
-        }
-    };
+    let mut recheck = Recheck::from(now_ms);
     for (name, observed) in subsets {
-        let mut conditions = ud
-            .status
-            .as_ref()
-            .and_then(|status| status.subset_statuses.iter().find(|s| &s.name == name))
-            .map(|status| status.conditions.clone())
-            .unwrap_or_default();
+        let mut conditions = previous_conditions(ud, name);
         let mut unschedulable = false;
         if let Some(marked) = schedulable_condition(&conditions).filter(|c| c.status == "False") {
             let since = marked
@@ -198,7 +188,7 @@ pub fn schedulability(
             let recover_at = since.saturating_add(duration_ms);
             if now_ms < recover_at {
                 unschedulable = true;
-                recheck(recover_at);
+                recheck.at(recover_at);
             } else {
                 let message = format!(
                     "unschedulable subset recovered after {} seconds",
@@ -217,14 +207,14 @@ pub fn schedulability(
                 if deadline <= now_ms {
                     pending += 1;
                 } else {
-                    recheck(deadline);
+                    recheck.at(deadline);
                 }
             }
             if pending > 0 {
                 unschedulable = true;
                 let message = "timeout pending pods found";
                 set_schedulable(&mut conditions, "False", "reschedule", message, now);
-                recheck(now_ms.saturating_add(duration_ms));
+                recheck.at(now_ms.saturating_add(duration_ms));
             }
         }
         decision.subsets.insert(
@@ -239,9 +229,56 @@ pub fn schedulability(
             },
         );
     }
-    decision.recheck_after = recheck_at
-        .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0)));
+    decision.recheck_after = recheck.after();
     decision
+}
+
+/// The earliest instant after `now` (milliseconds since the epoch) at which a decision should be taken
+/// again.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Recheck {
+    now_ms: i64,
+    earliest_ms: Option<i64>,
+}
+
+impl From<i64> for Recheck {
+    fn from(now_ms: i64) -> Self {
+        Self {
+            now_ms,
+            earliest_ms: None,
+        }
+    }
+}
+
+impl Recheck {
+    /// Asks for a look at `at_ms`; instants not after now are ignored.
+    pub(super) fn at(&mut self, at_ms: i64) {
+        if at_ms > self.now_ms {
+            self.earliest_ms = Some(
+                self.earliest_ms
+                    .map_or(at_ms, |earliest| earliest.min(at_ms)),
+            );
+        }
+    }
+
+    /// How long from now until the earliest look asked for, if any.
+    pub(super) fn after(self) -> Option<Duration> {
+        self.earliest_ms.map(|at| {
+            Duration::from_millis(u64::try_from(at.saturating_sub(self.now_ms)).unwrap_or(0))
+        })
+    }
+}
+
+/// The conditions `ud`'s status holds for the subset `name` (none when it has no status for it).
+pub(super) fn previous_conditions(
+    ud: &UnitedDeployment,
+    name: &str,
+) -> Vec<UnitedDeploymentSubsetCondition> {
+    ud.status
+        .as_ref()
+        .and_then(|status| status.subset_statuses.iter().find(|s| s.name == name))
+        .map(|status| status.conditions.clone())
+        .unwrap_or_default()
 }
 
 fn schedulable_condition(

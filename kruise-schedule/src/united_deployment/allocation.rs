@@ -175,21 +175,8 @@ pub fn allocate_reserving(
     let total = spec.replicas.unwrap_or(1).max(0);
     let mut subsets = Vec::with_capacity(spec.topology.subsets.len());
     for (index, subset) in spec.topology.subsets.iter().enumerate() {
-        let min = match &subset.min_replicas {
-            Some(value) => subset_replicas(Some(total), value, &field(index, "minReplicas"))?,
-            None => 0,
-        };
-        let max = match &subset.max_replicas {
-            Some(value) => subset_replicas(Some(total), value, &field(index, "maxReplicas"))?,
-            None => i32::MAX,
-        };
-        if min > max {
-            return Err(UnitedDeploymentError::MinAboveMax {
-                field: format!("spec.topology.subsets[{index}]"),
-                min,
-                max,
-            });
-        }
+        let (min, max) = subset_bounds(subset, index, total)?;
+        ordered_bounds(index, min, max)?;
         let counted_room = match decided.get(&subset.name) {
             Some(subset) if subset.unschedulable => {
                 i64::from(subset.workload_replicas) - i64::from(subset.reserved)
@@ -230,6 +217,35 @@ pub fn allocate_reserving(
 
 fn field(index: usize, name: &str) -> String {
     format!("spec.topology.subsets[{index}].{name}")
+}
+
+/// A subset's `minReplicas` (0 when unset) and `maxReplicas` (no limit when unset) out of `total`.
+fn subset_bounds(
+    subset: &Subset,
+    index: usize,
+    total: i32,
+) -> Result<(i32, i32), UnitedDeploymentError> {
+    let min = match &subset.min_replicas {
+        Some(value) => subset_replicas(Some(total), value, &field(index, "minReplicas"))?,
+        None => 0,
+    };
+    let max = match &subset.max_replicas {
+        Some(value) => subset_replicas(Some(total), value, &field(index, "maxReplicas"))?,
+        None => i32::MAX,
+    };
+    Ok((min, max))
+}
+
+/// Refuses a minimum above the maximum of the subset at `index`.
+fn ordered_bounds(index: usize, min: i32, max: i32) -> Result<(), UnitedDeploymentError> {
+    if min > max {
+        return Err(UnitedDeploymentError::MinAboveMax {
+            field: format!("spec.topology.subsets[{index}]"),
+            min,
+            max,
+        });
+    }
+    Ok(())
 }
 
 /// The specific rule: fixed subsets first, the rest shared evenly, remainders to the largest.
@@ -303,14 +319,7 @@ fn elastic(
     let total = spec.replicas.unwrap_or(1).max(0);
     let mut bounds = Vec::with_capacity(spec.topology.subsets.len());
     for (index, subset) in spec.topology.subsets.iter().enumerate() {
-        let min = match &subset.min_replicas {
-            Some(value) => subset_replicas(Some(total), value, &field(index, "minReplicas"))?,
-            None => 0,
-        };
-        let max = match &subset.max_replicas {
-            Some(value) => subset_replicas(Some(total), value, &field(index, "maxReplicas"))?,
-            None => i32::MAX,
-        };
+        let (min, max) = subset_bounds(subset, index, total)?;
         let (min, max) = match adaptive.and_then(|subsets| subsets.get(&subset.name)) {
             Some(decided) if decided.unschedulable => {
                 (min.min(decided.running), max.min(decided.running))
@@ -318,13 +327,7 @@ fn elastic(
             Some(decided) if decided.running > min => (decided.running.min(max), max),
             _ => (min, max),
         };
-        if min > max {
-            return Err(UnitedDeploymentError::MinAboveMax {
-                field: format!("spec.topology.subsets[{index}]"),
-                min,
-                max,
-            });
-        }
+        ordered_bounds(index, min, max)?;
         bounds.push((subset.name.as_str(), min, max));
     }
     let mut left = total;

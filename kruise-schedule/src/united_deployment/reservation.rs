@@ -21,13 +21,13 @@
 //! pods); once it has no reserved pod it takes its share again and the temporary pods are scaled away.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps::v1beta1::UnitedDeployment;
 
 use super::adaptive::{
-    PodSchedule, Schedulability, SubsetSchedulability, durations_ms, set_schedulable,
+    PodSchedule, Recheck, Schedulability, SubsetSchedulability, durations_ms, previous_conditions,
+    set_schedulable,
 };
 use super::workload::ObservedSubset;
 
@@ -61,19 +61,14 @@ pub fn reservation(
     let now_ms = now.0.as_millisecond();
     let (critical_ms, _) = durations_ms(ud);
     let mut decision = Schedulability::default();
-    let mut recheck_at: Option<i64> = None;
+    let mut recheck = Recheck::from(now_ms);
     for (name, observed) in subsets {
-        let mut conditions = ud
-            .status
-            .as_ref()
-            .and_then(|status| status.subset_statuses.iter().find(|s| &s.name == name))
-            .map(|status| status.conditions.clone())
-            .unwrap_or_default();
+        let mut conditions = previous_conditions(ud, name);
         let mut reserved = 0;
         for pod in pods.get(name).into_iter().flatten() {
             let (is_reserved, deadline) = reserved_at(pod, now_ms, critical_ms);
             if let Some(at) = deadline {
-                recheck_at = Some(recheck_at.map_or(at, |earliest| earliest.min(at)));
+                recheck.at(at);
             }
             if is_reserved {
                 reserved += 1;
@@ -112,8 +107,7 @@ pub fn reservation(
             },
         );
     }
-    decision.recheck_after = recheck_at
-        .map(|at| Duration::from_millis(u64::try_from(at.saturating_sub(now_ms)).unwrap_or(0)));
+    decision.recheck_after = recheck.after();
     decision
 }
 

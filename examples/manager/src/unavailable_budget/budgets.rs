@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::policy::{v1alpha1, v1beta1};
+use kruise_runtime::informer::object_namespace;
 use kruise_runtime::{Indexed, Informer, Informers};
 use kruise_schedule::protection::unavailable_budget::covers;
 
@@ -42,9 +43,7 @@ impl BudgetStores {
     pub fn from_informer(informer: &Informer<v1alpha1::PodUnavailableBudget>) -> Self {
         let by_namespace = informer.index(
             BUDGETS_BY_NAMESPACE,
-            Arc::new(|budget: &v1alpha1::PodUnavailableBudget| {
-                budget.metadata.namespace.clone().into_iter().collect()
-            }),
+            Arc::new(object_namespace::<v1alpha1::PodUnavailableBudget>),
         );
         Self { by_namespace }
     }

@@ -47,10 +47,11 @@ use kruise_runtime::controllers::{
 };
 use kruise_runtime::expectations::{DEFAULT_TIMEOUT, SharedExpectations};
 use kruise_runtime::harness::{self, Retry};
+use kruise_runtime::informer::object_namespace;
 use kruise_runtime::{Change, Indexed, Informer};
 use kruise_schedule::united_deployment::workload::WorkloadKind;
 use kube::runtime::Controller;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::{Resource, ResourceExt};
 
 use self::reconcile::{Shared, reconcile};
@@ -150,17 +151,26 @@ where
         .boxed()
 }
 
+/// The name of the index of UnitedDeployments by namespace.
+const BY_NAMESPACE: &str = "uniteddeployments-by-namespace";
+
 /// The UnitedDeployments of `pod`'s namespace whose selector's `matchLabels` it carries, when it belongs to
-/// a subset (an over-approximation: extra reconciles are harmless).
-fn owners_of_pod(pod: &Pod, store: &Store<UnitedDeployment>) -> Vec<ObjectRef<UnitedDeployment>> {
+/// a subset (an over-approximation: extra reconciles are harmless). `by_namespace` is indexed by
+/// [`object_namespace`], so a pod event looks at its own namespace's UnitedDeployments only.
+fn owners_of_pod(
+    pod: &Pod,
+    by_namespace: &Indexed<UnitedDeployment>,
+) -> Vec<ObjectRef<UnitedDeployment>> {
     let labels = pod.labels();
     if !labels.contains_key(SUBSET_NAME_LABEL) {
         return Vec::new();
     }
-    store
-        .state()
+    let Some(namespace) = pod.metadata.namespace.as_deref() else {
+        return Vec::new();
+    };
+    by_namespace
+        .get(namespace)
         .iter()
-        .filter(|ud| ud.namespace() == pod.namespace())
         .filter(|ud| {
             ud.spec
                 .selector
@@ -185,6 +195,7 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let revisions_owned = owned(&revisions);
     let subset_pods = subset_pods_by_namespace(&pods);
     let uds = informers.get::<UnitedDeployment>();
+    let uds_by_namespace = uds.index(BY_NAMESPACE, Arc::new(object_namespace::<UnitedDeployment>));
     for synced in [
         harness::synced_store(&statefulsets, &context)
             .await
@@ -211,13 +222,12 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
     let Some(store) = harness::synced_store(&uds, &context).await else {
         return Ok(());
     };
-    let by_pod = store.clone();
     let pod_changes = pods
         .subscribe()
         .flat_map(move |change: Change<Pod>| {
             let owners = change
                 .object()
-                .map(|pod| owners_of_pod(pod, &by_pod))
+                .map(|pod| owners_of_pod(pod, &uds_by_namespace))
                 .unwrap_or_default();
             futures::stream::iter(owners)
         })
@@ -238,7 +248,6 @@ async fn run(context: ControllerContext) -> Result<(), ControllerError> {
 
 #[cfg(test)]
 mod tests {
-    use kube::runtime::reflector;
     use kube::runtime::watcher::Event;
 
     use super::*;
@@ -260,16 +269,17 @@ mod tests {
 
     #[test]
     fn a_subset_pod_concerns_the_united_deployments_whose_selector_it_carries() {
-        let (reader, mut writer) = reflector::store::<UnitedDeployment>();
-        writer.apply_watcher_event(&Event::Init);
+        let informer = Informer::new("uniteddeployments");
+        let reader = informer.index(BY_NAMESPACE, Arc::new(object_namespace::<UnitedDeployment>));
+        informer.apply(Event::Init);
         for object in [
             ud("web", "a", "web"),
             ud("api", "a", "api"),
             ud("web", "b", "web"),
         ] {
-            writer.apply_watcher_event(&Event::InitApply(object));
+            informer.apply(Event::InitApply(object));
         }
-        writer.apply_watcher_event(&Event::InitDone);
+        informer.apply(Event::InitDone);
         let names = |pod: &Pod| -> Vec<String> {
             owners_of_pod(pod, &reader)
                 .into_iter()

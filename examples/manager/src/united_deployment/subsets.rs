@@ -106,16 +106,7 @@ pub async fn create(
     namespace: &str,
     workload: &SubsetWorkload,
 ) -> Result<String, ActionError> {
-    match workload {
-        SubsetWorkload::CloneSet(set) => create_as(client, namespace, set.as_ref()).await,
-        SubsetWorkload::AdvancedStatefulSet(set) => {
-            create_as(client, namespace, set.as_ref()).await
-        }
-        SubsetWorkload::StatefulSet(set) => create_as(client, namespace, set.as_ref()).await,
-        SubsetWorkload::Deployment(deployment) => {
-            create_as(client, namespace, deployment.as_ref()).await
-        }
-    }
+    write(client, namespace, workload, Write::Create).await
 }
 
 /// Replaces `workload` (conditional on the `resourceVersion` it was read at).
@@ -127,14 +118,33 @@ pub async fn replace(
     namespace: &str,
     workload: &SubsetWorkload,
 ) -> Result<(), ActionError> {
+    write(client, namespace, workload, Write::Replace)
+        .await
+        .map(|_| ())
+}
+
+/// How a subset workload is written.
+#[derive(Clone, Copy, Debug)]
+enum Write {
+    Create,
+    Replace,
+}
+
+/// Writes `workload` through the API of its kind; returns its name as the API server answered.
+async fn write(
+    client: &Client,
+    namespace: &str,
+    workload: &SubsetWorkload,
+    how: Write,
+) -> Result<String, ActionError> {
     match workload {
-        SubsetWorkload::CloneSet(set) => replace_as(client, namespace, set.as_ref()).await,
+        SubsetWorkload::CloneSet(set) => write_as(client, namespace, set.as_ref(), how).await,
         SubsetWorkload::AdvancedStatefulSet(set) => {
-            replace_as(client, namespace, set.as_ref()).await
+            write_as(client, namespace, set.as_ref(), how).await
         }
-        SubsetWorkload::StatefulSet(set) => replace_as(client, namespace, set.as_ref()).await,
+        SubsetWorkload::StatefulSet(set) => write_as(client, namespace, set.as_ref(), how).await,
         SubsetWorkload::Deployment(deployment) => {
-            replace_as(client, namespace, deployment.as_ref()).await
+            write_as(client, namespace, deployment.as_ref(), how).await
         }
     }
 }
@@ -160,7 +170,12 @@ pub async fn delete(
     }
 }
 
-async fn create_as<K>(client: &Client, namespace: &str, object: &K) -> Result<String, ActionError>
+async fn write_as<K>(
+    client: &Client,
+    namespace: &str,
+    object: &K,
+    how: Write,
+) -> Result<String, ActionError>
 where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
         + Clone
@@ -169,21 +184,11 @@ where
         + Debug,
 {
     let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    actions::create(&api, object)
-        .await
-        .map(|created| created.name_any())
-}
-
-async fn replace_as<K>(client: &Client, namespace: &str, object: &K) -> Result<(), ActionError>
-where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    actions::replace(&api, object).await.map(|_| ())
+    let written = match how {
+        Write::Create => actions::create(&api, object).await?,
+        Write::Replace => actions::replace(&api, object).await?,
+    };
+    Ok(written.name_any())
 }
 
 async fn delete_as<K>(client: &Client, namespace: &str, name: &str) -> Result<(), ActionError>

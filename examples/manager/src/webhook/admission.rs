@@ -14,7 +14,11 @@
 //!   with that message whatever the failure policy, which is right since retrying cannot help;
 //! * a body that is not an AdmissionReview at all (not JSON, no `request`, no `uid`): HTTP 400 with an
 //!   AdmissionReview-shaped body saying why. kube-apiserver never sends that; for it a non-200 answer is a
-//!   failed call, decided by `failurePolicy`, and there is no UID to answer to anyway.
+//!   failed call, decided by `failurePolicy`, and there is no UID to answer to anyway;
+//! * a pod CREATE while a cache the mutations read has not received its first list (the SidecarSets, the
+//!   PodUnavailableBudgets when a budget gate is on, and for pods of a StatefulSet the
+//!   PersistentPodStates): HTTP 503 naming the caches, so the API server applies `failurePolicy` instead
+//!   of admitting a pod without its sidecars, budget annotation or recorded placement.
 //!
 //! ```
 //! use kruise_manager::webhook::admission::{Mutator, review};
@@ -40,6 +44,7 @@
 
 use base64::Engine;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use serde_json::Value;
@@ -73,6 +78,48 @@ pub struct Mutator {
     pub persistent_pod_states: Option<super::persistent_pod_state::PersistentPodStateStores>,
 }
 
+impl Mutator {
+    /// The caches a pod CREATE reads that have not received their first lists yet (by kind). The
+    /// PersistentPodStates are read only for the pods of StatefulSets (`statefulset_pod`), so other pods
+    /// do not wait for them.
+    #[must_use]
+    pub fn unsynced_caches(&self, statefulset_pod: bool) -> Vec<&'static str> {
+        let mut unsynced = Vec::new();
+        if self
+            .sidecarsets
+            .as_ref()
+            .is_some_and(|stores| !stores.is_synced())
+        {
+            unsynced.push("SidecarSet");
+        }
+        if self
+            .budgets
+            .as_ref()
+            .is_some_and(|budgets| !budgets.informer().is_synced())
+        {
+            unsynced.push("PodUnavailableBudget");
+        }
+        if statefulset_pod
+            && self
+                .persistent_pod_states
+                .as_ref()
+                .is_some_and(|states| !states.informer().is_synced())
+        {
+            unsynced.push("PersistentPodState");
+        }
+        unsynced
+    }
+}
+
+/// Whether the pod's controller is a StatefulSet (Kubernetes' or the Advanced one): the pods a
+/// PersistentPodState can record.
+fn is_statefulset_pod(meta: &ObjectMeta) -> bool {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .any(|owner| owner.controller == Some(true) && owner.kind == "StatefulSet")
+}
+
 /// The characters of generated name suffixes (Kubernetes' `SimpleNameGenerator` alphabet).
 const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
@@ -83,11 +130,15 @@ pub fn review(body: &[u8], mutator: &Mutator) -> Answer {
         Ok(request) => request,
         Err(answer) => return answer,
     };
-    if is_pod_create(&request)
-        && let Some(stores) = &mutator.sidecarsets
-        && !stores.is_synced()
-    {
-        return not_synced();
+    if is_pod_create(&request) {
+        let statefulset_pod = request
+            .object
+            .as_ref()
+            .is_some_and(|pod| is_statefulset_pod(&pod.metadata));
+        let unsynced = mutator.unsynced_caches(statefulset_pod);
+        if !unsynced.is_empty() {
+            return not_synced(&unsynced);
+        }
     }
     let response = match mutate(&request, mutator) {
         Ok(ops) if ops.is_empty() => AdmissionResponse::from(&request),
@@ -128,15 +179,20 @@ fn is_pod_create(request: &AdmissionRequest<DynamicObject>) -> bool {
     is_pod && !has_subresource && matches!(request.operation, Operation::Create)
 }
 
-/// The answer while the SidecarSet stores have not received their first lists: an HTTP error, so the API
-/// server applies the webhook's failure policy instead of admitting the pod without its sidecars.
-fn not_synced() -> Answer {
+/// The answer while some caches the mutations read (`unsynced`, by kind) have not received their first
+/// lists: an HTTP error, so the API server applies the webhook's failure policy instead of admitting the pod
+/// without its sidecars, its budget annotation or its recorded placement.
+fn not_synced(unsynced: &[&str]) -> Answer {
+    let message = format!(
+        "the {} caches of the pod webhook are not synced yet; retry shortly",
+        unsynced.join(", ")
+    );
     Answer {
         http_status: 503,
         body: serde_json::json!({
             "kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
             "reason": "ServiceUnavailable",
-            "message": "the SidecarSet caches of the pod webhook are not synced yet; retry shortly",
+            "message": message,
         })
         .to_string()
         .into_bytes(),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Pod;
 use kruise_api::apps::v1alpha1::PersistentPodState;
+use kruise_runtime::informer::object_namespace;
 use kruise_runtime::{Indexed, Informer, Informers};
 use kruise_schedule::persistent_pod_state::injection::inject;
 use serde_json::Value;
@@ -45,9 +46,7 @@ impl PersistentPodStateStores {
     pub fn from_informer(informer: &Informer<PersistentPodState>) -> Self {
         let by_namespace = informer.index(
             BY_NAMESPACE,
-            Arc::new(|state: &PersistentPodState| {
-                state.metadata.namespace.clone().into_iter().collect()
-            }),
+            Arc::new(object_namespace::<PersistentPodState>),
         );
         Self { by_namespace }
     }

@@ -25,6 +25,13 @@ pub fn controller_uid<K: Resource>(object: &K) -> Vec<String> {
         .collect()
 }
 
+/// The object's namespace (none for a cluster-scoped object): the index key of "the objects of a
+/// namespace".
+#[must_use]
+pub fn object_namespace<K: Resource>(object: &K) -> Vec<String> {
+    object.meta().namespace.clone().into_iter().collect()
+}
+
 /// One index: key → the objects with that key, and each indexed object's keys (so removing an object
 /// needs only its reference, not the object: a packed store need not decode it).
 pub(super) struct Index<K: Resource<DynamicType = ()>> {

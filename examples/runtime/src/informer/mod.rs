@@ -74,7 +74,7 @@ use tokio::sync::watch;
 pub use self::change::Change;
 pub use self::health::{InformerHealth, WatchErrorReason};
 use self::index::Index;
-pub use self::index::{IndexKeys, controller_uid};
+pub use self::index::{IndexKeys, controller_uid, object_namespace};
 use self::packed::{PackedStore, reference_of};
 pub use self::registry::Informers;
 

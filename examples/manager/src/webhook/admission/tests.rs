@@ -393,6 +393,52 @@ fn pods_wait_for_the_sidecarset_caches() {
     );
 }
 
+/// The PersistentPodState and PodUnavailableBudget caches are waited for as the SidecarSet ones: a pod
+/// created before they list would miss its recorded placement or its budget annotation. The answer names
+/// the caches not synced yet.
+#[test]
+fn pods_wait_for_the_placement_and_budget_caches() {
+    use crate::unavailable_budget::BudgetStores;
+    use crate::webhook::persistent_pod_state::PersistentPodStateStores;
+    use kruise_runtime::Informer;
+    let states = Informer::new("persistentpodstates");
+    let budgets = Informer::new("podunavailablebudgets");
+    let mutator = Mutator {
+        sidecarsets: None,
+        budgets: Some(BudgetStores::from_informer(&budgets)),
+        persistent_pod_states: Some(PersistentPodStateStores::from_informer(&states)),
+        ..Mutator::default()
+    };
+    let mut pod = cloneset_pod();
+    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "StatefulSet", "name": "web", "uid": "u", "controller": true}]);
+    let create = request("CREATE", &pod);
+    let answer = review(create.to_string().as_bytes(), &mutator);
+    assert_eq!(answer.http_status, 503);
+    let status: Value = serde_json::from_slice(&answer.body).unwrap();
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.contains("PodUnavailableBudget, PersistentPodState caches"),
+        "{message}"
+    );
+    assert_eq!(
+        mutator.unsynced_caches(false),
+        ["PodUnavailableBudget"],
+        "a pod of no StatefulSet does not wait for the PersistentPodStates"
+    );
+    states.apply(kube::runtime::watcher::Event::Init);
+    states.apply(kube::runtime::watcher::Event::InitDone);
+    assert_eq!(mutator.unsynced_caches(true), ["PodUnavailableBudget"]);
+    budgets.apply(kube::runtime::watcher::Event::Init);
+    budgets.apply(kube::runtime::watcher::Event::InitDone);
+    assert!(mutator.unsynced_caches(true).is_empty());
+    assert_eq!(
+        review(create.to_string().as_bytes(), &mutator).http_status,
+        200,
+        "synced caches answer"
+    );
+}
+
 /// The API server calls the webhook before it validates, so a pod may come without `containers`: the
 /// injected containers are added as a whole list and the patch applies to the pod as sent (appending to the
 /// missing list failed; found by the `untrusted_input` property tests).
