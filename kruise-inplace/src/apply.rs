@@ -137,11 +137,7 @@ fn start(
 #[must_use]
 pub fn needs_unready(pod: &Pod, spec: &UpdateSpec, options: &UpdateOptions) -> bool {
     if options.gates.in_place_workload_vertical_scaling && spec.vertical_update_only() {
-        let containers = pod
-            .spec
-            .as_ref()
-            .map(|spec| spec.containers.as_slice())
-            .unwrap_or_default();
+        let containers = crate::pod_containers::containers(pod);
         let restarts = containers.iter().any(|container| {
             let Some(resources) = spec.container_resources.get(&container.name) else {
                 return false;

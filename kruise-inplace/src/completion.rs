@@ -113,16 +113,8 @@ pub fn check_containers(
     options: &UpdateOptions,
 ) -> Result<(), Incomplete> {
     let runtime = state::read_runtime_meta(pod)?;
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|spec| spec.containers.as_slice())
-        .unwrap_or_default();
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|status| status.container_statuses.as_deref())
-        .unwrap_or_default();
+    let containers = crate::pod_containers::containers(pod);
+    let statuses = crate::pod_containers::container_statuses(pod);
 
     if state.update_env_from_metadata {
         let runtime = runtime.as_ref().ok_or(Incomplete::RuntimeMetaMissing)?;

@@ -88,20 +88,12 @@ pub fn wants_attention(pod: &Pod) -> bool {
 /// The priorities of the containers with a barrier that are not ready, ascending.
 #[must_use]
 pub fn pending_priorities(pod: &Pod) -> Vec<i64> {
-    let ready: BTreeSet<&str> = pod
-        .status
-        .as_ref()
-        .and_then(|status| status.container_statuses.as_deref())
-        .unwrap_or_default()
+    let ready: BTreeSet<&str> = crate::pod_containers::container_statuses(pod)
         .iter()
         .filter(|status| status.ready)
         .map(|status| status.name.as_str())
         .collect();
-    let mut priorities: Vec<i64> = pod
-        .spec
-        .as_ref()
-        .map(|spec| spec.containers.as_slice())
-        .unwrap_or_default()
+    let mut priorities: Vec<i64> = crate::pod_containers::containers(pod)
         .iter()
         .filter(|container| !ready.contains(container.name.as_str()))
         .filter_map(barrier_priority)

@@ -73,6 +73,7 @@ pub mod launch_barrier;
 pub mod launch_priority;
 pub mod options;
 pub mod patch;
+mod pod_containers;
 pub mod qos;
 pub mod quantity;
 pub mod refresh;

@@ -125,11 +125,7 @@ fn pre_check_passes(pod: &Pod, pre_check: Option<&InPlaceUpdatePreCheckBeforeNex
     let Some(pre_check) = pre_check else {
         return true;
     };
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|status| status.container_statuses.as_deref())
-        .unwrap_or_default();
+    let statuses = crate::pod_containers::container_statuses(pod);
     pre_check.containers_required_ready.iter().all(|name| {
         statuses
             .iter()

@@ -154,16 +154,8 @@ pub fn plan(
     kubelet_version: &str,
     env_from_metadata: bool,
 ) -> MetaPlan {
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|spec| spec.containers.as_slice())
-        .unwrap_or_default();
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|status| status.container_statuses.as_deref())
-        .unwrap_or_default();
+    let containers = crate::pod_containers::containers(pod);
+    let statuses = crate::pod_containers::container_statuses(pod);
     let mut result = MetaPlan::default();
     for status in statuses {
         let Some(runtime) = observed.iter().find(|c| c.name == status.name) else {
@@ -226,11 +218,7 @@ pub fn restarts(
     if !updating_in_place(pod) {
         return Vec::new();
     }
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|spec| spec.containers.as_slice())
-        .unwrap_or_default();
+    let containers = crate::pod_containers::containers(pod);
     set.containers
         .iter()
         .filter(|meta| {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 
+use crate::cloneset_env::Env;
 use crate::support::{Cluster, Process, free_port, http_get, wait_for};
 
 /// How long kruise-manager may take to answer `/readyz` (CRD install, webhook certificates, caches).
@@ -180,4 +181,26 @@ pub fn scenario_args(manager_namespace: &str, identity: &str, extra: &[String]) 
     ];
     args.extend_from_slice(extra);
     args
+}
+
+/// The node simulator of `config` for `namespace`, and a kruise-manager serving its webhooks, run with
+/// [`scenario_args`] (`manager_namespace`, identity `namespace`) and `extra`, its log named `log_name`. The
+/// simulator is stopped again when the manager cannot start.
+pub async fn with_served_manager(
+    cluster: &Cluster,
+    namespace: &str,
+    manager_namespace: &str,
+    log_name: &str,
+    config: kruise_simulator::SimulatorConfig,
+    extra: &[String],
+) -> Result<(Env, ManagerProcess)> {
+    let env = Env::with_simulator(cluster, namespace, config).await?;
+    let args = scenario_args(manager_namespace, namespace, extra);
+    match ManagerProcess::spawn(cluster, log_name, &args, Webhooks::Served, &[]).await {
+        Ok(manager) => Ok((env, manager)),
+        Err(error) => {
+            let _ = env.stop().await;
+            Err(error)
+        }
+    }
 }

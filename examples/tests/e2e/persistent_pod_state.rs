@@ -23,7 +23,6 @@ use serde_json::json;
 
 use crate::asts_env::{create, patch, statefulset, wait_for_api};
 use crate::cloneset_env::{Env, ZONE_LABEL, is_ready, node, zoned_simulator_config};
-use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, wait_for};
 
 const NAMESPACE: &str = "e2e-pps";
@@ -40,15 +39,15 @@ pub async fn persistent_pod_state_returns_pods_to_their_zone(cluster: &Cluster) 
         return Ok(());
     }
     let zones: Vec<&str> = (0..6).map(zone_of_index).collect();
-    let config = zoned_simulator_config(NAMESPACE, &zones);
-    let env = Env::with_simulator(cluster, NAMESPACE, config).await?;
-    let args = crate::manager_process::scenario_args(
+    let (env, mut manager) = crate::manager_process::with_served_manager(
+        cluster,
+        NAMESPACE,
         MANAGER_NAMESPACE,
         NAMESPACE,
+        zoned_simulator_config(NAMESPACE, &zones),
         &[format!("--statefulset-namespace={NAMESPACE}")],
-    );
-    let mut manager =
-        ManagerProcess::spawn(cluster, NAMESPACE, &args, Webhooks::Served, &[]).await?;
+    )
+    .await?;
     let result = async {
         crate::manager_process::wait_ready(manager.metrics_port).await?;
         wait_for_api(&env).await?;

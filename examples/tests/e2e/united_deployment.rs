@@ -49,7 +49,7 @@ use serde_json::{Value, json};
 use crate::cloneset_env::{
     Env, ZONE_LABEL, is_ready, running_image, simulator_config, zoned_simulator_config,
 };
-use crate::manager_process::{ManagerProcess, Webhooks};
+use crate::manager_process::ManagerProcess;
 use crate::support::{Cluster, wait_for};
 
 const NAMESPACE: &str = "e2e-uniteddeployment";
@@ -139,19 +139,15 @@ async fn start_with(
 ) -> Result<(Env, ManagerProcess)> {
     let mut config = zoned_simulator_config(NAMESPACE, &ZONES);
     config.max_pods = max_pods;
-    let env = Env::with_simulator(cluster, NAMESPACE, config).await?;
-    let args = crate::manager_process::scenario_args(
-        MANAGER_NAMESPACE,
+    crate::manager_process::with_served_manager(
+        cluster,
         NAMESPACE,
+        MANAGER_NAMESPACE,
+        log_name,
+        config,
         &[format!("--cloneset-namespace={NAMESPACE}")],
-    );
-    match ManagerProcess::spawn(cluster, log_name, &args, Webhooks::Served, &[]).await {
-        Ok(manager) => Ok((env, manager)),
-        Err(error) => {
-            let _ = env.stop().await;
-            Err(error)
-        }
-    }
+    )
+    .await
 }
 
 /// Cleans up, stops the manager and the simulator, and returns `result` (with the manager's log on

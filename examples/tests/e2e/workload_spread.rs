@@ -26,7 +26,6 @@ use kube::{Api, Client, ResourceExt};
 use serde_json::{Value, json};
 
 use crate::cloneset_env::{Env, ZONE_LABEL, is_ready, zoned_simulator_config};
-use crate::manager_process::{ManagerProcess, Webhooks};
 use crate::support::{Cluster, wait_for};
 
 const FIXED_NAMESPACE: &str = "e2e-workloadspread";
@@ -57,15 +56,15 @@ async fn with_manager(cluster: &Cluster, namespace: &str, body: Body) -> Result<
         );
         return Ok(());
     }
-    let config = zoned_simulator_config(namespace, &["zone-a", "zone-a", "zone-b", "zone-b"]);
-    let env = Env::with_simulator(cluster, namespace, config).await?;
-    let args = crate::manager_process::scenario_args(
+    let (env, mut manager) = crate::manager_process::with_served_manager(
+        cluster,
+        namespace,
         MANAGER_NAMESPACE,
         namespace,
+        zoned_simulator_config(namespace, &["zone-a", "zone-a", "zone-b", "zone-b"]),
         &[format!("--cloneset-namespace={namespace}")],
-    );
-    let mut manager =
-        ManagerProcess::spawn(cluster, namespace, &args, Webhooks::Served, &[]).await?;
+    )
+    .await?;
     let result = async {
         crate::manager_process::wait_ready(manager.metrics_port).await?;
         body(&env).await
